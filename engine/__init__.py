@@ -1,0 +1,1 @@
+"""Load, validate, compile and decide image-routing policies."""

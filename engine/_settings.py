@@ -1,0 +1,93 @@
+"""How lanes are carried out (`execution`) and how untrusted output is cleaned (`sanitize`).
+
+The engine parses and validates these sections; the adapters read them. They are plain
+frozen values so an adapter never needs to look at the policy file itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Final, Literal
+
+from ._vocabulary import SOURCES
+
+TextAction = Literal["reference", "describe"]
+
+EMBED_TARGET_DEFAULT: Final = 262_144
+EMBED_TARGET_MIN: Final = 65_536
+EMBED_TARGET_MAX: Final = 4_194_304
+
+
+def clamp_embed_target(value: int) -> int:
+    """Clamp a byte budget to [64 KiB, 4 MiB]."""
+    return max(EMBED_TARGET_MIN, min(EMBED_TARGET_MAX, value))
+
+
+@dataclass(frozen=True)
+class NativeSettings:
+    """How the native lane attaches images."""
+
+    max_images: int = 4
+    """Images attached per tool result at most."""
+    candidates: int = 16
+    """Images tried per result at most; a refused one gives its slot to the next."""
+    embed_target_bytes: int = EMBED_TARGET_DEFAULT
+    """Budget per image, counted as the length of its base64 text."""
+    max_edge_px: int = 1568
+    """Pixel ceiling on the long edge."""
+
+
+@dataclass(frozen=True)
+class ExecutionSettings:
+    """The `execution` section: native settings (with per-source overrides) and text actions."""
+
+    native: NativeSettings = field(default_factory=NativeSettings)
+    native_by_source: Mapping[str, NativeSettings] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    text: Mapping[str, TextAction] = field(
+        default_factory=lambda: MappingProxyType(
+            {
+                "mcp": "reference",
+                "computer_use": "describe",
+                "browser": "describe",
+                "vision_analyze": "describe",
+            }
+        )
+    )
+
+    def native_for(self, source: str, embed_target_bytes: int | None = None) -> NativeSettings:
+        """Native settings for a source; `embed_target_bytes` (from the agent config) wins if given."""
+        settings = self.native_by_source.get(source, self.native)
+        if embed_target_bytes is not None:
+            settings = replace(settings, embed_target_bytes=clamp_embed_target(embed_target_bytes))
+        return settings
+
+    def text_action(self, source: str) -> TextAction:
+        """`reference` or `describe` for a source in the text lane."""
+        if source not in SOURCES:
+            raise ValueError(f"unknown image source `{source}`")
+        return self.text.get(source, "reference")
+
+
+@dataclass(frozen=True)
+class SanitizeSettings:
+    """The `sanitize` section: what is stripped from untrusted tool output."""
+
+    allowed_flag_tags: tuple[str, ...] = ("gbeng", "gbsct", "gbwls")
+    """Tag text of the emoji tag sequences kept (U+1F3F4, these tag letters, U+E007F)."""
+    strip_bidi: bool = False
+    """Also strip bidi embedding/override/isolate controls (Trojan Source)."""
+    strip_zero_width: bool = False
+    """Also strip zero-width characters outside emoji/ZWJ sequences."""
+    reserved_meta_labels: tuple[str, ...] = ("modelcontextprotocol", "mcp")
+    """Labels that make a `_meta` key prefix reserved for the protocol."""
+    reserved_meta_keys: tuple[str, ...] = (
+        "progressToken",
+        "traceparent",
+        "tracestate",
+        "baggage",
+    )
+    """Unprefixed `_meta` keys reserved for the protocol."""

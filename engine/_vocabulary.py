@@ -1,0 +1,52 @@
+"""The closed vocabulary of the gate: facts, their domains, lanes and image sources.
+
+The engine fixes these; a policy may only refer to them. The source of an image is
+deliberately not a fact: the gate must never depend on which tool produced the image.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Final
+
+FACTS: Final[dict[str, tuple[str, ...]]] = {
+    "mode": ("auto", "native", "text"),
+    "catalog": ("vision", "no_vision", "unknown"),
+    "aux": ("set", "unset"),
+    "path": ("accepts", "refuses"),
+}
+FACT_NAMES: Final[tuple[str, ...]] = tuple(FACTS)
+
+LANES: Final[tuple[str, ...]] = ("native", "text")
+
+SOURCES: Final[tuple[str, ...]] = ("mcp", "computer_use", "browser", "vision_analyze")
+
+# How the text lane is carried out for a source.
+TEXT_ACTIONS: Final[tuple[str, ...]] = ("reference", "describe")
+
+HIT_POLICIES: Final[tuple[str, ...]] = ("first", "unique")
+
+Cell = tuple[str, str, str, str]
+"""One point of the input space, in FACT_NAMES order: (mode, catalog, aux, path)."""
+
+
+def all_cells() -> Iterator[Cell]:
+    """Every cell of the input space (36 of them), in a stable order."""
+    for values in itertools.product(*FACTS.values()):
+        yield (values[0], values[1], values[2], values[3])
+
+
+def cell_from_facts(facts: dict[str, str]) -> Cell:
+    """The cell for a complete mapping of fact name to value (no validation)."""
+    return (facts["mode"], facts["catalog"], facts["aux"], facts["path"])
+
+
+def cell_facts(cell: Cell) -> dict[str, str]:
+    """The fact mapping of a cell."""
+    return dict(zip(FACT_NAMES, cell, strict=True))
+
+
+def format_cell(cell: Cell) -> str:
+    """A cell as `mode=auto,catalog=vision,aux=unset,path=accepts` (the CLI's `--facts` syntax)."""
+    return ",".join(f"{name}={value}" for name, value in zip(FACT_NAMES, cell, strict=True))

@@ -1,0 +1,3 @@
+from visiongate.cli import main
+
+raise SystemExit(main())
