@@ -1,0 +1,228 @@
+"""Loading a policy: named stages that collect diagnostics (OPA's compiler stage list).
+
+load YAML -> schema -> build model -> compile table -> load-time checks. A stage runs only
+if the stages before it found no error, since its input would be meaningless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ._compile import CellVerdict, compile_table, match_cells
+from ._diagnostics import Diagnostic, PolicyError, has_errors
+from ._policy import Policy, build_policy, condition_matches
+from ._policy_schema import POLICY_SCHEMA, refine_policy_diagnostic
+from ._validate import validate
+from ._vocabulary import Cell, all_cells, format_cell
+from ._yaml import LoadedYaml, load_yaml
+
+DEFAULT_POLICY = "default"
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledPolicy:
+    """A policy with its frozen decision table and its match sets."""
+
+    policy: Policy
+    table: Mapping[Cell, CellVerdict]
+    matches: Mapping[Cell, tuple[int, ...]]
+    diagnostics: tuple[Diagnostic, ...] = ()
+    """Non-error diagnostics found while loading."""
+
+
+@dataclass
+class _Context:
+    text: str
+    file: str
+    loaded: LoadedYaml | None = None
+    document: dict[str, object] | None = None
+    policy: Policy | None = None
+    compiled: CompiledPolicy | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _stage_yaml(context: _Context) -> None:
+    context.loaded = load_yaml(context.text, context.file)
+    context.diagnostics.extend(context.loaded.diagnostics)
+
+
+def _stage_schema(context: _Context) -> None:
+    assert context.loaded is not None
+    document, found = validate(context.loaded, POLICY_SCHEMA, refine_policy_diagnostic)
+    context.document = document
+    context.diagnostics.extend(found)
+
+
+def _stage_build(context: _Context) -> None:
+    assert context.loaded is not None and context.document is not None
+    context.policy = build_policy(context.document, context.loaded)
+    context.diagnostics.extend(_duplicate_ids(context.policy))
+
+
+def _stage_compile(context: _Context) -> None:
+    assert context.policy is not None
+    table = compile_table(context.policy)
+    matches = match_cells(context.policy)
+    context.compiled = CompiledPolicy(context.policy, table, matches)
+    context.diagnostics.extend(_unique_overlaps(context.compiled))
+    context.diagnostics.extend(invariant_violations(context.compiled))
+
+
+STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
+    ("load_yaml", _stage_yaml),
+    ("schema", _stage_schema),
+    ("build", _stage_build),
+    ("compile", _stage_compile),
+)
+
+
+def analyze_policy_text(text: str, file: str = "<policy>") -> tuple[CompiledPolicy | None, list[Diagnostic]]:
+    """Run every stage that can run; never raises for bad input (the linter's entry point)."""
+    context = _Context(text, file)
+    for _name, stage in STAGES:
+        stage(context)
+        if has_errors(context.diagnostics):
+            break
+    return context.compiled, context.diagnostics
+
+
+def compile_policy_text(text: str, file: str = "<policy>") -> CompiledPolicy:
+    """Load, validate and compile a policy; raise `PolicyError` with every diagnostic."""
+    compiled, diagnostics = analyze_policy_text(text, file)
+    if compiled is None or has_errors(diagnostics):
+        raise PolicyError(diagnostics)
+    return CompiledPolicy(compiled.policy, compiled.table, compiled.matches, tuple(diagnostics))
+
+
+def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
+    """(text, file name) of a policy given as a path, a bundled name, or None (the default)."""
+    if policy is None or (isinstance(policy, str) and is_bundled_policy(policy)):
+        name = DEFAULT_POLICY if policy is None else str(policy)
+        return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
+    path = Path(policy)
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except OSError as error:
+        raise PolicyError(
+            [
+                Diagnostic(
+                    "unreadable-file",
+                    "error",
+                    f"cannot read `{path}`: {error.strerror or error}",
+                    help="check the path; bundled policies are named like `default`",
+                )
+            ]
+        ) from error
+    except UnicodeDecodeError as error:
+        raise PolicyError(
+            [Diagnostic("unreadable-file", "error", f"`{path}` is not UTF-8 text")]
+        ) from error
+
+
+def load_policy(policy: str | Path | None = None) -> CompiledPolicy:
+    """Load a policy file (or a bundled policy by name; None for the default)."""
+    text, file = read_policy_source(policy)
+    return compile_policy_text(text, file)
+
+
+def _bundled_file(name: str) -> str:
+    return f"{name}.yaml"
+
+
+def bundled_policy_names() -> list[str]:
+    """Names of the policies shipped with the package: `default` and `examples/<name>`."""
+    root = resources.files("visiongate.policies")
+    names = [
+        item.name.removesuffix(".yaml")
+        for item in root.iterdir()
+        if item.name.endswith(".yaml") and item.name != "providers.yaml"
+    ]
+    examples = root / "examples"
+    names += [
+        f"examples/{item.name.removesuffix('.yaml')}"
+        for item in examples.iterdir()
+        if item.name.endswith(".yaml") and not item.name.endswith(".test.yaml")
+    ]
+    return sorted(names)
+
+
+def is_bundled_policy(name: str) -> bool:
+    return not name.endswith((".yaml", ".yml")) and name in bundled_policy_names()
+
+
+def bundled_policy_text(name: str) -> str:
+    return (resources.files("visiongate.policies") / _bundled_file(name)).read_text("utf-8")
+
+
+def _duplicate_ids(policy: Policy) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for kind, items in (("rule", policy.rules), ("invariant", policy.invariants)):
+        seen: dict[str, int] = {}
+        for item in items:
+            if item.id in seen:
+                found.append(
+                    Diagnostic(
+                        f"duplicate-{kind}-id",
+                        "error",
+                        f"{kind} id `{item.id}` is used twice (first at line {seen[item.id]})",
+                        item.location,
+                        help=f"give every {kind} a unique id; traces name rules by id",
+                    )
+                )
+            seen.setdefault(item.id, item.location.line)
+    return found
+
+
+def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
+    policy = compiled.policy
+    if policy.hit_policy != "unique":
+        return []
+    pairs: dict[tuple[int, int], list[str]] = {}
+    for cell in all_cells():
+        matched = compiled.matches[cell]
+        for position, first in enumerate(matched):
+            for second in matched[position + 1 :]:
+                pairs.setdefault((first, second), []).append(format_cell(cell))
+    return [
+        Diagnostic(
+            "overlap",
+            "error",
+            f"rules `{policy.rules[a].id}` and `{policy.rules[b].id}` both match "
+            f"{len(cells)} cell(s) under `hit_policy: unique`",
+            policy.rules[b].location,
+            cells=tuple(cells),
+            rule=policy.rules[b].id,
+            help="narrow one rule's `when`, or use `hit_policy: first` to let rule order decide",
+        )
+        for (a, b), cells in sorted(pairs.items())
+    ]
+
+
+def invariant_violations(compiled: CompiledPolicy) -> list[Diagnostic]:
+    """Every invariant checked over every cell it selects, with the counterexample cells."""
+    found: list[Diagnostic] = []
+    for invariant in compiled.policy.invariants:
+        bad = [
+            cell
+            for cell in all_cells()
+            if condition_matches(invariant.when, cell)
+            and compiled.table[cell].lane != invariant.expect
+        ]
+        if bad:
+            winners = sorted({compiled.table[cell].rule or "(default)" for cell in bad})
+            found.append(
+                Diagnostic(
+                    "invariant-violated",
+                    "error",
+                    f"invariant `{invariant.id}` expects lane `{invariant.expect}` but "
+                    f"{len(bad)} cell(s) get another lane (decided by {', '.join(winners)})",
+                    invariant.location,
+                    cells=tuple(format_cell(cell) for cell in bad),
+                    rule=invariant.id,
+                    help="change the rules that decide these cells, or the invariant",
+                )
+            )
+    return found

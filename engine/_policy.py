@@ -1,0 +1,170 @@
+"""The frozen policy model, built from a validated document."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, cast
+
+from ._diagnostics import Location
+from ._settings import (
+    ExecutionSettings,
+    NativeSettings,
+    SanitizeSettings,
+    TextAction,
+    clamp_embed_target,
+)
+from ._vocabulary import FACT_NAMES, FACTS, Cell
+from ._yaml import LoadedYaml
+
+Condition = Mapping[str, frozenset[str]]
+"""fact name -> allowed values; a fact that is absent matches any value."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    when: Condition
+    lane: str
+    reason: str
+    index: int
+    location: Location
+    description: str = ""
+
+    def when_text(self) -> str:
+        """The condition as one line, e.g. `mode=auto catalog=vision|unknown` (`*` for all)."""
+        parts = [
+            f"{fact}={'|'.join(v for v in FACTS[fact] if v in self.when[fact])}"
+            for fact in FACT_NAMES
+            if fact in self.when
+        ]
+        return " ".join(parts) or "*"
+
+
+@dataclass(frozen=True)
+class Invariant:
+    id: str
+    when: Condition
+    expect: str
+    location: Location
+    description: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Policy:
+    """A validated policy, before compilation. Immutable."""
+
+    name: str
+    version: str
+    description: str
+    hit_policy: str
+    default: str
+    rules: tuple[Rule, ...]
+    invariants: tuple[Invariant, ...]
+    execution: ExecutionSettings
+    sanitize: SanitizeSettings
+    sha256: str
+    path: str
+    source: LoadedYaml
+    lint_severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    lint_fail_level: str = "error"
+
+
+def condition_matches(when: Condition, cell: Cell) -> bool:
+    """Whether a condition selects a cell (used for invariants, which are not rules)."""
+    return all(cell[FACT_NAMES.index(fact)] in values for fact, values in when.items())
+
+
+def source_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_policy(document: Mapping[str, Any], loaded: LoadedYaml) -> Policy:
+    """Build the model from a document that passed the schema."""
+    lint = document.get("lint", {})
+    return Policy(
+        name=str(document["policy"]),
+        version=str(document["version"]),
+        description=str(document["description"]).strip(),
+        hit_policy=str(document["hit_policy"]),
+        default=str(document["default"]),
+        rules=tuple(
+            _build_rule(rule, index, loaded) for index, rule in enumerate(document["rules"])
+        ),
+        invariants=tuple(
+            _build_invariant(invariant, index, loaded)
+            for index, invariant in enumerate(document.get("invariants", []))
+        ),
+        execution=build_execution(document.get("execution", {})),
+        sanitize=build_sanitize(document.get("sanitize", {})),
+        sha256=source_sha256(loaded.text),
+        path=loaded.file,
+        source=loaded,
+        lint_severity=MappingProxyType(dict(lint.get("severity", {}))),
+        lint_fail_level=str(lint.get("fail_level", "error")),
+    )
+
+
+def _condition(when: Mapping[str, list[str]]) -> Condition:
+    return MappingProxyType({fact: frozenset(values) for fact, values in when.items()})
+
+
+def _build_rule(rule: Mapping[str, Any], index: int, loaded: LoadedYaml) -> Rule:
+    return Rule(
+        id=rule["id"],
+        when=_condition(rule.get("when", {})),
+        lane=rule["lane"],
+        reason=" ".join(str(rule["reason"]).split()),
+        index=index,
+        location=loaded.location(("rules", index)),
+        description=str(rule.get("description", "")).strip(),
+    )
+
+
+def _build_invariant(invariant: Mapping[str, Any], index: int, loaded: LoadedYaml) -> Invariant:
+    return Invariant(
+        id=invariant["id"],
+        when=_condition(invariant.get("when", {})),
+        expect=invariant["expect"],
+        location=loaded.location(("invariants", index)),
+        description=str(invariant.get("description", "")).strip(),
+    )
+
+
+def _native(section: Mapping[str, Any], base: NativeSettings) -> NativeSettings:
+    values = {key: section[key] for key in ("max_images", "candidates", "max_edge_px") if key in section}
+    if "embed_target_bytes" in section:
+        values["embed_target_bytes"] = clamp_embed_target(int(section["embed_target_bytes"]))
+    return NativeSettings(**{**base.__dict__, **values})
+
+
+def build_execution(section: Mapping[str, Any]) -> ExecutionSettings:
+    defaults = ExecutionSettings()
+    native_section = section.get("native", {})
+    native = _native(native_section, defaults.native)
+    by_source = {
+        source: _native(overrides, native)
+        for source, overrides in native_section.get("sources", {}).items()
+    }
+    text = {**defaults.text, **section.get("text", {})}
+    return ExecutionSettings(
+        native=native,
+        native_by_source=MappingProxyType(by_source),
+        text=MappingProxyType(cast(dict[str, TextAction], text)),
+    )
+
+
+def build_sanitize(section: Mapping[str, Any]) -> SanitizeSettings:
+    defaults = SanitizeSettings()
+    tags = section.get("tags", {})
+    invisible = section.get("invisible", {})
+    meta = section.get("meta", {})
+    return SanitizeSettings(
+        allowed_flag_tags=tuple(tags.get("allowed_flags", defaults.allowed_flag_tags)),
+        strip_bidi=bool(invisible.get("bidi", defaults.strip_bidi)),
+        strip_zero_width=bool(invisible.get("zero_width", defaults.strip_zero_width)),
+        reserved_meta_labels=tuple(meta.get("reserved_labels", defaults.reserved_meta_labels)),
+        reserved_meta_keys=tuple(meta.get("reserved_keys", defaults.reserved_meta_keys)),
+    )

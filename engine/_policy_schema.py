@@ -1,0 +1,162 @@
+"""The cerberus schema of a policy file, built from the engine's vocabulary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._diagnostics import Diagnostic
+from ._validate import as_list, did_you_mean
+from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+LINT_LEVELS = ("error", "warning", "info", "ignore")
+
+
+def _when_schema() -> dict[str, Any]:
+    return {
+        fact: {
+            "type": "list",
+            "coerce": as_list,
+            "empty": False,
+            "schema": {"type": "string", "allowed": list(domain)},
+        }
+        for fact, domain in FACTS.items()
+    }
+
+
+def _native_schema() -> dict[str, Any]:
+    return {
+        "max_images": {"type": "integer", "min": 1, "max": 100},
+        "candidates": {"type": "integer", "min": 1, "max": 1000},
+        "embed_target_bytes": {"type": "integer", "min": 1},
+        "max_edge_px": {"type": "integer", "min": 64, "max": 8000},
+    }
+
+
+RULE_SCHEMA: dict[str, Any] = {
+    "id": {"type": "string", "required": True, "regex": NAME_PATTERN},
+    "when": {"type": "dict", "default": {}, "schema": _when_schema()},
+    "lane": {"type": "string", "required": True, "allowed": list(LANES)},
+    "reason": {"type": "string", "required": True, "empty": False},
+    "description": {"type": "string"},
+}
+
+INVARIANT_SCHEMA: dict[str, Any] = {
+    "id": {"type": "string", "required": True, "regex": NAME_PATTERN},
+    "when": {"type": "dict", "default": {}, "schema": _when_schema()},
+    "expect": {"type": "string", "required": True, "allowed": list(LANES)},
+    "description": {"type": "string"},
+}
+
+EXECUTION_SCHEMA: dict[str, Any] = {
+    "native": {
+        "type": "dict",
+        "schema": {
+            **_native_schema(),
+            "sources": {
+                "type": "dict",
+                "keysrules": {"type": "string", "allowed": list(SOURCES)},
+                "valuesrules": {"type": "dict", "schema": _native_schema()},
+            },
+        },
+    },
+    "text": {
+        "type": "dict",
+        "schema": {
+            source: {"type": "string", "allowed": list(TEXT_ACTIONS)} for source in SOURCES
+        },
+    },
+}
+
+SANITIZE_SCHEMA: dict[str, Any] = {
+    "tags": {
+        "type": "dict",
+        "schema": {
+            "allowed_flags": {
+                "type": "list",
+                "schema": {"type": "string", "regex": r"^[a-z0-9]{2,32}$"},
+            }
+        },
+    },
+    "invisible": {
+        "type": "dict",
+        "schema": {"bidi": {"type": "boolean"}, "zero_width": {"type": "boolean"}},
+    },
+    "meta": {
+        "type": "dict",
+        "schema": {
+            "reserved_labels": {
+                "type": "list",
+                "schema": {"type": "string", "regex": r"^[A-Za-z]([A-Za-z0-9-]*[A-Za-z0-9])?$"},
+            },
+            "reserved_keys": {"type": "list", "schema": {"type": "string", "empty": False}},
+        },
+    },
+}
+
+POLICY_SCHEMA: dict[str, Any] = {
+    "policy": {"type": "string", "required": True, "regex": NAME_PATTERN},
+    "version": {"type": ["string", "integer", "float"], "required": True},
+    "description": {"type": "string", "required": True, "empty": False},
+    "hit_policy": {"type": "string", "required": True, "allowed": list(HIT_POLICIES)},
+    "default": {"type": "string", "required": True, "allowed": list(LANES)},
+    "rules": {
+        "type": "list",
+        "required": True,
+        "schema": {"type": "dict", "schema": RULE_SCHEMA},
+    },
+    "invariants": {
+        "type": "list",
+        "default": [],
+        "schema": {"type": "dict", "schema": INVARIANT_SCHEMA},
+    },
+    "execution": {"type": "dict", "default": {}, "schema": EXECUTION_SCHEMA},
+    "sanitize": {"type": "dict", "default": {}, "schema": SANITIZE_SCHEMA},
+    "lint": {
+        "type": "dict",
+        "schema": {
+            "severity": {
+                "type": "dict",
+                "keysrules": {"type": "string"},
+                "valuesrules": {"type": "string", "allowed": list(LINT_LEVELS)},
+            },
+            "fail_level": {"type": "string", "allowed": ["error", "warning", "info"]},
+        },
+    },
+}
+
+
+def refine_policy_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
+    """Give vocabulary mistakes their own codes: unknown facts, fact values and lanes."""
+    path = diagnostic.document_path
+    in_when = len(path) >= 4 and path[0] in ("rules", "invariants") and path[2] == "when"
+    if diagnostic.code == "unknown-key" and in_when:
+        return _recode(diagnostic, "unknown-fact", f"unknown fact `{path[3]}`", list(FACTS), path[3])
+    if diagnostic.code == "unknown-value" and in_when:
+        fact = str(path[3])
+        bad = diagnostic.message.split("`")[1]
+        return _recode(
+            diagnostic,
+            "unknown-fact-value",
+            f"`{bad}` is not a value of fact `{fact}`",
+            list(FACTS[fact]),
+            bad,
+        )
+    is_lane = path[-1:] in (("lane",), ("expect",), ("default",))
+    if diagnostic.code == "unknown-value" and is_lane:
+        bad = diagnostic.message.split("`")[1]
+        return _recode(diagnostic, "unknown-lane", f"unknown lane `{bad}`", list(LANES), bad)
+    return diagnostic
+
+
+def _recode(
+    diagnostic: Diagnostic, code: str, message: str, choices: list[str], word: object
+) -> Diagnostic:
+    return Diagnostic(
+        code,
+        diagnostic.severity,
+        message,
+        diagnostic.location,
+        diagnostic.document_path,
+        help=did_you_mean(word, choices),
+    )

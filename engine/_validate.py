@@ -1,0 +1,172 @@
+"""Schema validation with cerberus, turned into located diagnostics.
+
+Cerberus reports a `document_path` per error; the loader kept a location per path, so every
+problem gets `file:line:col`. All errors are collected, never just the first.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import cerberus
+from cerberus import errors as cerberus_errors
+
+from ._diagnostics import Diagnostic
+from ._yaml import DocumentPath, LoadedYaml
+
+Refine = Callable[[Diagnostic], Diagnostic]
+
+
+def as_list(value: Any) -> Any:
+    """Coerce a scalar into a one-element list (`mode: text` means `mode: [text]`)."""
+    return value if isinstance(value, list) else [value]
+
+
+def did_you_mean(word: object, choices: Sequence[str]) -> str:
+    """`did you mean `x`?` for the closest choice, or a list of the valid ones."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    listed = ", ".join(f"`{choice}`" for choice in choices)
+    return f"expected one of {listed}"
+
+
+def validate(
+    loaded: LoadedYaml, schema: Mapping[str, Any], refine: Refine | None = None
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """Validate a loaded document; return the normalized document and the diagnostics."""
+    if not isinstance(loaded.data, dict):
+        return None, [
+            Diagnostic(
+                "bad-type",
+                "error",
+                "the document must be a mapping of keys to values",
+                loaded.location(()),
+                help="start from `policies/default.yaml`",
+            )
+        ]
+    validator = cerberus.Validator(dict(schema))
+    ok = validator.validate(loaded.data)
+    diagnostics: list[Diagnostic] = []
+    if not ok:
+        for error in _leaf_errors(validator._errors):
+            diagnostic = _diagnose(error, loaded, schema)
+            diagnostics.append(refine(diagnostic) if refine else diagnostic)
+    diagnostics.sort(key=lambda d: (d.location.line, d.location.column))
+    return (validator.document if ok else None), diagnostics
+
+
+def _leaf_errors(errors: Sequence[Any]) -> Iterator[Any]:
+    for error in errors:
+        if error.is_group_error:
+            yield from _leaf_errors(error.child_errors)
+        else:
+            yield error
+
+
+def _diagnose(error: Any, loaded: LoadedYaml, schema: Mapping[str, Any]) -> Diagnostic:
+    path: DocumentPath = tuple(error.document_path)
+    code = error.code
+    if code == cerberus_errors.REQUIRED_FIELD.code:
+        return Diagnostic(
+            "missing-key",
+            "error",
+            f"missing required key `{path[-1]}`",
+            loaded.location(path[:-1]),
+            path,
+            help=f"add `{path[-1]}:` to this mapping",
+        )
+    if code == cerberus_errors.UNKNOWN_FIELD.code:
+        allowed = sorted(_allowed_keys(schema, path[:-1]))
+        return Diagnostic(
+            "unknown-key",
+            "error",
+            f"unknown key `{path[-1]}`",
+            loaded.location(path, key=True),
+            path,
+            help=did_you_mean(path[-1], allowed),
+        )
+    boolean_word = loaded.boolean_words.get(path) or loaded.boolean_words.get(path[:-1])
+    if boolean_word is not None:
+        return Diagnostic(
+            "yaml-implicit-boolean",
+            "error",
+            f"`{boolean_word}` is read by YAML as a boolean, not as the word `{boolean_word}`",
+            loaded.location(path),
+            path,
+            help=f"quote it: `'{boolean_word}'`",
+        )
+    return _value_diagnostic(error, loaded, path)
+
+
+def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Diagnostic:
+    code = error.code
+    location = loaded.location(path)
+    if code in (cerberus_errors.UNALLOWED_VALUE.code, cerberus_errors.UNALLOWED_VALUES.code):
+        values = error.value if isinstance(error.value, list) else [error.value]
+        allowed = [str(choice) for choice in error.constraint]
+        bad = next((value for value in values if value not in error.constraint), values[0])
+        return Diagnostic(
+            "unknown-value",
+            "error",
+            f"unknown value `{bad}`",
+            location,
+            path,
+            help=did_you_mean(bad, allowed),
+        )
+    if code == cerberus_errors.BAD_TYPE.code:
+        expected = error.constraint if isinstance(error.constraint, str) else " or ".join(
+            error.constraint
+        )
+        return Diagnostic(
+            "bad-type",
+            "error",
+            f"expected {_type_words(expected)}, found `{error.value}`",
+            location,
+            path,
+        )
+    if code == cerberus_errors.EMPTY_NOT_ALLOWED.code:
+        return Diagnostic("empty-value", "error", "this value must not be empty", location, path)
+    if code in (cerberus_errors.MIN_VALUE.code, cerberus_errors.MAX_VALUE.code):
+        bound = "at least" if code == cerberus_errors.MIN_VALUE.code else "at most"
+        return Diagnostic(
+            "out-of-range",
+            "error",
+            f"`{error.value}` must be {bound} {error.constraint}",
+            location,
+            path,
+        )
+    if code == cerberus_errors.REGEX_MISMATCH.code:
+        return Diagnostic(
+            "bad-format",
+            "error",
+            f"`{error.value}` is not a valid name",
+            location,
+            path,
+            help="use lower-case letters, digits, `-`, `_` and `.`, starting with a letter or digit",
+        )
+    return Diagnostic(
+        "invalid-value", "error", f"invalid value `{error.value}` ({error.rule})", location, path
+    )
+
+
+def _type_words(expected: str) -> str:
+    words = {"dict": "a mapping", "list": "a list", "string": "a string", "integer": "a whole number"}
+    return " or ".join(words.get(part.strip(), part.strip()) for part in expected.split(" or "))
+
+
+def _allowed_keys(schema: Mapping[str, Any], path: DocumentPath) -> set[str]:
+    """The keys the schema allows for the mapping at `path` (list indexes step into items)."""
+    level: Any = schema
+    for part in path:
+        if isinstance(part, int):
+            level = level.get("schema", {}) if isinstance(level, Mapping) else {}
+            level = level.get("schema", {}) if level.get("type") == "dict" else level
+            continue
+        rule = level.get(part, {}) if isinstance(level, Mapping) else {}
+        level = rule.get("schema", {}) if rule.get("type") == "dict" else rule
+    if isinstance(level, Mapping) and level.get("type") == "list":
+        return set()
+    return {key for key in level if isinstance(key, str)} if isinstance(level, Mapping) else set()
