@@ -12,7 +12,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -42,47 +42,67 @@ class PolicyRef:
     path: str
 
     def as_dict(self) -> dict[str, str]:
-        return {"name": self.name, "version": self.version, "sha256": self.sha256, "path": self.path}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "sha256": self.sha256,
+            "path": self.path,
+        }
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    """Everything about a decision that is shared by many decisions: the policy in force, where
+    the facts came from, warnings, and what the fact resolver knew (e.g. the provider route)."""
+
+    policy: PolicyRef
+    provenance: Mapping[str, str] = field(default_factory=lambda: GIVEN_PROVENANCE)
+    warnings: tuple[str, ...] = ()
+    provider: str | None = None
+    model: str | None = None
+    resolved: Any = None
 
 
 class Decision:
-    """One decision: the lane, why, from which facts, under which policy."""
+    """One decision: the lane, why, from which facts, under which policy.
 
-    __slots__ = (
-        "_cell",
-        "_number",
-        "_verdict",
-        "extra",
-        "model",
-        "policy",
-        "provenance",
-        "provider",
-        "timestamp",
-        "warnings",
-    )
+    Built on the hot path, so it holds references to shared, precomputed values (the cell's
+    verdict and a context) plus its own number and timestamp; the record is built on demand.
+    """
 
-    def __init__(
-        self,
-        verdict: CellVerdict,
-        cell: Cell,
-        policy: PolicyRef,
-        provenance: Mapping[str, str] = GIVEN_PROVENANCE,
-        warnings: tuple[str, ...] = (),
-        provider: str | None = None,
-        model: str | None = None,
-        extra: Any = None,
-    ) -> None:
+    __slots__ = ("_cell", "_context", "_number", "_verdict", "timestamp")
+
+    def __init__(self, verdict: CellVerdict, cell: Cell, context: DecisionContext) -> None:
         self._verdict = verdict
         self._cell = cell
+        self._context = context
         self._number = next(_COUNTER)
         self.timestamp = time.time()
-        self.policy = policy
-        self.provenance = provenance
-        self.warnings = warnings
-        self.provider = provider
-        self.model = model
-        self.extra = extra
-        """What the fact resolver knew (e.g. the provider route); not part of the record."""
+
+    @property
+    def policy(self) -> PolicyRef:
+        return self._context.policy
+
+    @property
+    def provenance(self) -> Mapping[str, str]:
+        return self._context.provenance
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self._context.warnings
+
+    @property
+    def provider(self) -> str | None:
+        return self._context.provider
+
+    @property
+    def model(self) -> str | None:
+        return self._context.model
+
+    @property
+    def extra(self) -> Any:
+        """What the fact resolver knew (`ResolvedFacts`, with the provider route), or None."""
+        return self._context.resolved
 
     @property
     def lane(self) -> str:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
+from ._catalog import ModelCatalog
 from ._compile import CellVerdict
 from ._config import AgentConfig
-from ._decision import Decision, PolicyRef, TraceSink, as_sink
+from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, as_sink
 from ._diagnostics import Diagnostic, PolicyError
-from ._facts import FactResolver
-from ._catalog import ModelCatalog
+from ._facts import FactResolver, ResolvedFacts
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._policy import source_sha256
 from ._registry import ProviderRegistry
@@ -29,8 +29,8 @@ from ._vocabulary import FACTS, Cell
 
 logger = logging.getLogger("visiongate")
 
-PolicySource = str | Path | None
-ConfigSource = str | Path | Mapping[str, Any] | AgentConfig | None
+PolicySource: TypeAlias = str | Path | None
+ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
 
 
 class FactError(ValueError):
@@ -44,6 +44,10 @@ class _State:
     ref: PolicyRef
     warnings: tuple[str, ...] = ()
     """Warnings every decision carries (e.g. a failed reload)."""
+    facts_context: DecisionContext | None = None
+    """The shared context of `decide_facts` decisions."""
+    contexts: dict[int, DecisionContext] = field(default_factory=dict)
+    """Contexts of `decide` decisions by the id of the (memoized) resolved facts; bounded."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,26 @@ class ReloadResult:
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
     policy = compiled.policy
     ref = PolicyRef(policy.name, policy.version, policy.sha256, policy.path)
-    return _State(compiled, compiled.table, ref, warnings)
+    context = DecisionContext(ref, warnings=warnings)
+    return _State(compiled, compiled.table, ref, warnings, context)
+
+
+_CONTEXTS_PER_STATE = 4096
+
+
+def _context(state: _State, resolved: ResolvedFacts) -> DecisionContext:
+    context = DecisionContext(
+        state.ref,
+        resolved.provenance,
+        resolved.warnings + state.warnings,
+        resolved.provider,
+        resolved.model,
+        resolved,
+    )
+    if len(state.contexts) >= _CONTEXTS_PER_STATE:
+        state.contexts.clear()
+    state.contexts[id(resolved)] = context
+    return context
 
 
 def _config(config: ConfigSource) -> AgentConfig:
@@ -112,18 +135,10 @@ class Gate:
         """Resolve the four facts for a provider and model, then decide."""
         resolved = self._resolver.resolve(provider, model)
         state = self._state
-        cell = resolved.cell
-        warnings = resolved.warnings + state.warnings if state.warnings else resolved.warnings
-        decision = Decision(
-            state.table[cell],
-            cell,
-            state.ref,
-            resolved.provenance,
-            warnings,
-            provider,
-            model,
-            resolved,
-        )
+        context = state.contexts.get(id(resolved))
+        if context is None or context.resolved is not resolved:
+            context = _context(state, resolved)
+        decision = Decision(state.table[resolved.cell], resolved.cell, context)
         if self._trace is not None:
             self._trace(decision.record())
         return decision
@@ -135,7 +150,8 @@ class Gate:
         verdict = state.table.get(cell)
         if verdict is None:
             raise FactError(_fact_problem(cell))
-        decision = Decision(verdict, cell, state.ref, warnings=state.warnings)
+        assert state.facts_context is not None
+        decision = Decision(verdict, cell, state.facts_context)
         if self._trace is not None:
             self._trace(decision.record())
         return decision
@@ -190,7 +206,7 @@ class Gate:
             f"still deciding with sha256 {current.ref.sha256[:12]}"
         )
         logger.warning("visiongate: %s", warning)
-        self._state = _State(current.compiled, current.table, current.ref, (warning,))
+        self._state = _state(current.compiled, (warning,))
         return ReloadResult(True, False, current.ref.sha256, diagnostics)
 
     def watch(

@@ -79,7 +79,9 @@ STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
 )
 
 
-def analyze_policy_text(text: str, file: str = "<policy>") -> tuple[CompiledPolicy | None, list[Diagnostic]]:
+def analyze_policy_text(
+    text: str, file: str = "<policy>"
+) -> tuple[CompiledPolicy | None, list[Diagnostic]]:
     """Run every stage that can run; never raises for bad input (the linter's entry point)."""
     context = _Context(text, file)
     for _name, stage in STAGES:
@@ -138,7 +140,9 @@ def bundled_policy_names() -> list[str]:
     names = [
         item.name.removesuffix(".yaml")
         for item in root.iterdir()
-        if item.name.endswith(".yaml") and item.name != "providers.yaml"
+        if item.name.endswith(".yaml")
+        and item.name != "providers.yaml"
+        and not item.name.endswith(".test.yaml")
     ]
     examples = root / "examples"
     names += [

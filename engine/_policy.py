@@ -134,7 +134,9 @@ def _build_invariant(invariant: Mapping[str, Any], index: int, loaded: LoadedYam
 
 
 def _native(section: Mapping[str, Any], base: NativeSettings) -> NativeSettings:
-    values = {key: section[key] for key in ("max_images", "candidates", "max_edge_px") if key in section}
+    values = {
+        key: section[key] for key in ("max_images", "candidates", "max_edge_px") if key in section
+    }
     if "embed_target_bytes" in section:
         values["embed_target_bytes"] = clamp_embed_target(int(section["embed_target_bytes"]))
     return NativeSettings(**{**base.__dict__, **values})

@@ -62,9 +62,7 @@ EXECUTION_SCHEMA: dict[str, Any] = {
     },
     "text": {
         "type": "dict",
-        "schema": {
-            source: {"type": "string", "allowed": list(TEXT_ACTIONS)} for source in SOURCES
-        },
+        "schema": {source: {"type": "string", "allowed": list(TEXT_ACTIONS)} for source in SOURCES},
     },
 }
 
@@ -131,7 +129,9 @@ def refine_policy_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     path = diagnostic.document_path
     in_when = len(path) >= 4 and path[0] in ("rules", "invariants") and path[2] == "when"
     if diagnostic.code == "unknown-key" and in_when:
-        return _recode(diagnostic, "unknown-fact", f"unknown fact `{path[3]}`", list(FACTS), path[3])
+        return _recode(
+            diagnostic, "unknown-fact", f"unknown fact `{path[3]}`", list(FACTS), path[3]
+        )
     if diagnostic.code == "unknown-value" and in_when:
         fact = str(path[3])
         bad = diagnostic.message.split("`")[1]

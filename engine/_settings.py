@@ -59,7 +59,7 @@ class ExecutionSettings:
     )
 
     def native_for(self, source: str, embed_target_bytes: int | None = None) -> NativeSettings:
-        """Native settings for a source; `embed_target_bytes` (from the agent config) wins if given."""
+        """Native settings for a source; an `embed_target_bytes` from the agent config wins."""
         settings = self.native_by_source.get(source, self.native)
         if embed_target_bytes is not None:
             settings = replace(settings, embed_target_bytes=clamp_embed_target(embed_target_bytes))

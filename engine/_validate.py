@@ -117,8 +117,8 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
             help=did_you_mean(bad, allowed),
         )
     if code == cerberus_errors.BAD_TYPE.code:
-        expected = error.constraint if isinstance(error.constraint, str) else " or ".join(
-            error.constraint
+        expected = (
+            error.constraint if isinstance(error.constraint, str) else " or ".join(error.constraint)
         )
         return Diagnostic(
             "bad-type",
@@ -145,7 +145,7 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
             f"`{error.value}` is not a valid name",
             location,
             path,
-            help="use lower-case letters, digits, `-`, `_` and `.`, starting with a letter or digit",
+            help="use letters, digits, `-`, `_` and `.`, starting with a letter or digit",
         )
     return Diagnostic(
         "invalid-value", "error", f"invalid value `{error.value}` ({error.rule})", location, path
@@ -153,7 +153,13 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
 
 
 def _type_words(expected: str) -> str:
-    words = {"dict": "a mapping", "list": "a list", "string": "a string", "integer": "a whole number"}
+    words = {
+        "dict": "a mapping",
+        "list": "a list",
+        "string": "a string",
+        "integer": "a whole number",
+        "boolean": "true or false",
+    }
     return " or ".join(words.get(part.strip(), part.strip()) for part in expected.split(" or "))
 
 

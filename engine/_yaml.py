@@ -20,7 +20,24 @@ DocumentPath = tuple[str | int, ...]
 
 # The scalars YAML 1.1 turns into booleans; only these are traps (`true`/`false` are meant).
 IMPLICIT_BOOLEAN_WORDS = frozenset(
-    {"y", "yes", "n", "no", "on", "off", "Y", "Yes", "YES", "N", "No", "NO", "On", "ON", "Off", "OFF"}
+    {
+        "y",
+        "yes",
+        "n",
+        "no",
+        "on",
+        "off",
+        "Y",
+        "Yes",
+        "YES",
+        "N",
+        "No",
+        "NO",
+        "On",
+        "ON",
+        "Off",
+        "OFF",
+    }
 )
 
 
@@ -74,7 +91,8 @@ class _Builder:
 
     def build_scalar(self, node: yaml.Node, path: DocumentPath) -> Any:
         value = self.constructor.construct_object(node, deep=True)
-        if isinstance(value, bool) and node.style is None and node.value in IMPLICIT_BOOLEAN_WORDS:
+        plain = isinstance(node, yaml.ScalarNode) and node.style is None
+        if isinstance(value, bool) and plain and node.value in IMPLICIT_BOOLEAN_WORDS:
             self.boolean_words[path] = node.value
         return value
 
@@ -100,8 +118,9 @@ class _Builder:
                 self.diagnostics.append(_duplicate_key(key, key_location, first_seen[key], path))
                 continue
             first_seen[key] = key_location
-            self.key_locations[(*path, key)] = key_location
-            result[key] = self.build(value_node, (*path, key))
+            part = key if isinstance(key, str | int) else str(key)
+            self.key_locations[(*path, part)] = key_location
+            result[key] = self.build(value_node, (*path, part))
         return result
 
 
@@ -128,7 +147,10 @@ def load_yaml(text: str, file: str = "<policy>") -> LoadedYaml:
         return LoadedYaml(None, file, text, diagnostics=(diagnostic,))
     if node is None:
         empty = Diagnostic(
-            "empty-document", "error", "the file is empty", Location(file, 1, 1),
+            "empty-document",
+            "error",
+            "the file is empty",
+            Location(file, 1, 1),
             help="start from `policies/default.yaml`",
         )
         return LoadedYaml(None, file, text, diagnostics=(empty,))

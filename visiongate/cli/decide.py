@@ -33,7 +33,9 @@ def parse_facts(text: str) -> dict[str, str]:
     for part in filter(None, (piece.strip() for piece in text.split(","))):
         name, separator, value = part.partition("=")
         if not separator or name.strip() not in FACT_NAMES:
-            raise ValueError(f"`{part}` is not `fact=value` with a fact among {', '.join(FACT_NAMES)}")
+            raise ValueError(
+                f"`{part}` is not `fact=value` with a fact among {', '.join(FACT_NAMES)}"
+            )
         facts[name.strip()] = value.strip()
     missing = [name for name in FACT_NAMES if name not in facts]
     if missing:
@@ -82,6 +84,8 @@ def render_decision(decision: Decision) -> str:
         lines.append(f"  {name:<8} {value:<10} {decision.provenance.get(name, '')}")
     if len(decision.matched) > 1:
         lines.append(f"matched: {', '.join(decision.matched)}")
-    lines.append(f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {policy.path})")
+    lines.append(
+        f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {policy.path})"
+    )
     lines += [f"warning: {warning}" for warning in decision.warnings]
     return "\n".join(lines)
