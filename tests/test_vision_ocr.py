@@ -1,0 +1,145 @@
+"""Local OCR on real images drawn with Pillow and on a real photo."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from visiongate.adapters._vision import (
+    LocalOCRBackend,
+    VisionUnavailable,
+    describe_or_unavailable,
+)
+
+FONT_PATHS = (
+    Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
+    Path("/usr/share/fonts/dejavu/DejaVuSans.ttf"),
+)
+
+
+def font(size: int = 28) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    for path in FONT_PATHS:
+        if path.exists():
+            return ImageFont.truetype(str(path), size)
+    return ImageFont.load_default(size=size)
+
+
+def encode(image: Image.Image, fmt: str = "PNG") -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, fmt)
+    return buffer.getvalue()
+
+
+def dialog(mode: str = "RGB", background: str | tuple[int, ...] = "white") -> bytes:
+    """A small dialog: a title row with two ends, a centred question, a corner button."""
+    image = Image.new(mode, (800, 300), background)
+    draw = ImageDraw.Draw(image)
+    draw.text((20, 20), "Settings", font=font(), fill="black")
+    draw.text((600, 20), "Sign out", font=font(), fill="black")
+    draw.text((250, 135), "Save changes to invoice 42?", font=font(), fill="black")
+    draw.text((640, 250), "Cancel", font=font(), fill="black")
+    return encode(image)
+
+
+@pytest.fixture(scope="module")
+def ocr() -> LocalOCRBackend:
+    return LocalOCRBackend()
+
+
+def test_screenshot_text_in_reading_order_with_positions(ocr: LocalOCRBackend) -> None:
+    description = ocr.describe(dialog(), "image/png")
+    assert description.found_text is True
+    assert description.lines == 4
+    assert description.backend == "local-ocr"
+    header, *lines = description.text.splitlines()
+    assert header.startswith("800x300 image, text read by local OCR: 4 lines")
+    assert lines == [
+        "[top-left] Settings",
+        "[top-right] Sign out",
+        "[center] Save changes to invoice 42?",
+        "[bottom-right] Cancel",
+    ]
+
+
+def test_transparent_screenshot_is_read_on_white(ocr: LocalOCRBackend) -> None:
+    description = ocr.describe(dialog("RGBA", (0, 0, 0, 0)), "image/png")
+    assert "[center] Save changes to invoice 42?" in description.text
+
+
+def test_photo_says_no_text_and_invents_nothing(ocr: LocalOCRBackend) -> None:
+    skimage_data = pytest.importorskip("skimage.data")
+    photo = encode(Image.fromarray(skimage_data.astronaut()), "JPEG")
+    description = ocr.describe(photo, "image/jpeg")
+    assert description.found_text is False
+    assert description.lines == 0
+    assert description.text == (
+        "512x512 image: no text was found in this image (it may be a photo or a drawing); "
+        "the local OCR backend cannot describe non-text content"
+    )
+
+
+def test_gradient_says_no_text(ocr: LocalOCRBackend) -> None:
+    ramp = np.tile(np.linspace(0, 255, 640, dtype=np.uint8), (480, 1))
+    description = ocr.describe(encode(Image.fromarray(ramp, "L")), "image/png")
+    assert description.found_text is False
+    assert "no text was found" in description.text
+
+
+def test_question_is_answered_plainly_with_the_text(ocr: LocalOCRBackend) -> None:
+    description = ocr.describe(dialog(), "image/png", question="what is the invoice total?")
+    first, *rest = description.text.splitlines()
+    assert first.startswith("local OCR cannot answer questions about images")
+    assert "`what is the invoice total?`" in first
+    assert "[center] Save changes to invoice 42?" in rest
+
+
+def test_note_for_a_screenshot(ocr: LocalOCRBackend) -> None:
+    note = describe_or_unavailable(ocr, dialog(), "image/png", media_path="/tmp/dialog.png")
+    assert note.ok and note.reason is None
+    header, *_, footer = note.text.splitlines()
+    assert header == (
+        "[image attached by the tool: 800x300 PNG image; its pixels are kept out of this "
+        "conversation, so local OCR describes it below]"
+    )
+    assert footer == "[for a closer look, call vision_analyze with MEDIA:/tmp/dialog.png]"
+
+
+def test_undecodable_bytes_are_unavailable_not_a_crash(ocr: LocalOCRBackend) -> None:
+    with pytest.raises(VisionUnavailable, match="format was not recognised"):
+        ocr.describe(b"definitely not an image", "image/png")
+
+
+def test_oversized_image_is_refused_before_decoding(ocr: LocalOCRBackend) -> None:
+    huge = encode(Image.new("1", (8_000, 6_000)))
+    with pytest.raises(VisionUnavailable, match="too large for local ocr"):
+        ocr.describe(huge, "image/png")
+
+
+def test_missing_rapidocr_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A None entry in sys.modules makes the import itself fail, as when it is not installed.
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)
+    with pytest.raises(VisionUnavailable) as caught:
+        LocalOCRBackend().describe(dialog(), "image/png")
+    assert "pip install 'visiongate[ocr]'" in caught.value.reason
+
+
+def test_engine_failure_becomes_a_reason() -> None:
+    def broken_engine() -> Callable[[object], tuple[object, object]]:
+        def run(image: object) -> tuple[object, object]:
+            raise RuntimeError("onnxruntime: bad input")
+
+        return run
+
+    backend = LocalOCRBackend(engine_factory=broken_engine)
+    note = describe_or_unavailable(backend, dialog(), "image/png", media_path=None)
+    assert not note.ok
+    assert note.text == (
+        "[vision unavailable: local ocr failed: onnxruntime: bad input; "
+        "the image was not shown to the model.]"
+    )
