@@ -146,9 +146,18 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileRepor
     return lint_text(text, shown, options)
 
 
-def lint_paths(paths: Sequence[str | Path], options: LintOptions | None = None) -> LintReport:
-    """Lint files and directories (no paths: the bundled policies)."""
-    return LintReport(tuple(lint_file(path, options) for path in policy_files(paths)))
+def lint_paths(
+    paths: Sequence[str | Path], options: LintOptions | None = None, policies_only: bool = False
+) -> LintReport:
+    """Lint files and directories (no paths: the bundled policies).
+
+    With `policies_only`, named files that are not policy documents are skipped too, as
+    files in directories always are (for hooks that pass every changed YAML file).
+    """
+    files = policy_files(paths)
+    if policies_only:
+        files = [path for path in files if _looks_like_policy(path)]
+    return LintReport(tuple(lint_file(path, options) for path in files))
 
 
 def bundled_policy_dir() -> Path:
@@ -164,9 +173,22 @@ def policy_files(paths: Sequence[str | Path]) -> list[Path]:
     return found
 
 
+# Never searched: tool caches, virtual environments and installed packages.
+SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "__pycache__"})
+
+
+def searchable(path: Path, root: Path) -> bool:
+    """Whether a file found under `root` lies outside hidden and skipped directories."""
+    parts = path.relative_to(root).parts[:-1]
+    return not any(part.startswith(".") or part in SKIPPED_DIRECTORIES for part in parts)
+
+
 def _policies_in(directory: Path) -> list[Path]:
     candidates = sorted(
-        p for pattern in ("*.yaml", "*.yml") for p in directory.rglob(pattern) if p.is_file()
+        p
+        for pattern in ("*.yaml", "*.yml")
+        for p in directory.rglob(pattern)
+        if p.is_file() and searchable(p, directory)
     )
     return [
         p
@@ -179,7 +201,7 @@ def _looks_like_policy(path: Path) -> bool:
     try:
         return _POLICY_KEY.search(path.read_text(encoding="utf-8")) is not None
     except (OSError, UnicodeDecodeError):
-        return True  # let `lint_file` report it
+        return path.suffix in (".yaml", ".yml")  # let `lint_file` report it
 
 
 def display_path(path: str | Path) -> str:

@@ -130,8 +130,8 @@ def shadowed(view: TableView) -> list[Diagnostic]:
             Diagnostic(
                 "shadowed",
                 "error",
-                f"rule `{rule.id}` matches {len(cells)} cell(s) but never wins one: "
-                f"earlier rules {', '.join(f'`{w}`' for w in winners)} decide them first",
+                f"rule `{rule.id}` matches {len(cells)} cell(s) but never wins one; rules "
+                f"above it take them first ({', '.join(f'`{w}`' for w in winners)})",
                 rule.location,
                 ("rules", rule.index),
                 help="move it above the rules that take its cells, narrow theirs, or delete it",

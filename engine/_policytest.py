@@ -23,7 +23,7 @@ cases:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -172,32 +172,22 @@ def _case_name(raw: Mapping[str, Any], index: int) -> str:
 
 
 def _shape_problem(raw: Mapping[str, Any], index: int, loaded: LoadedYaml) -> Diagnostic | None:
-    has_facts = "facts" in raw
-    has_model = "provider" in raw or "model" in raw
-    path = ("cases", index)
-    if has_facts == has_model:
-        message = (
-            "a case gives `facts` or a `provider` and `model`, not both"
-            if has_facts
-            else ("a case needs `facts`, or a `provider` and a `model`")
+    """A case gives either `facts`, or both a `provider` and a `model`."""
+    path: tuple[str | int, ...] = ("cases", index)
+    resolved = [key for key in ("provider", "model") if key in raw]
+    if "facts" in raw and resolved:
+        message, code = (
+            "a case gives `facts` or a `provider` and `model`, not both",
+            "invalid-value",
         )
-        return Diagnostic(
-            "missing-key" if not has_facts else "invalid-value",
-            "error",
-            message,
-            loaded.location(path),
-            path,
-        )
-    if has_model and not ("provider" in raw and "model" in raw):
-        missing = "model" if "provider" in raw else "provider"
-        return Diagnostic(
-            "missing-key",
-            "error",
-            f"missing required key `{missing}`",
-            loaded.location(path),
-            (*path, missing),
-        )
-    return None
+    elif "facts" not in raw and not resolved:
+        message, code = "a case needs `facts`, or a `provider` and a `model`", "missing-key"
+    elif len(resolved) == 1:
+        missing = "model" if resolved == ["provider"] else "provider"
+        message, code, path = f"missing required key `{missing}`", "missing-key", (*path, missing)
+    else:
+        return None
+    return Diagnostic(code, "error", message, loaded.location(path[:2]), path)
 
 
 def _expanded_unique_names(cases: list[Case]) -> list[Case]:
@@ -207,7 +197,7 @@ def _expanded_unique_names(cases: list[Case]) -> list[Case]:
         count = seen.get(case.name, 0) + 1
         seen[case.name] = count
         if count > 1:
-            case = Case(**{**case.__dict__, "name": f"{case.name} #{count}"})
+            case = replace(case, name=f"{case.name} #{count}")
         renamed.append(case)
     return renamed
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._lint import bundled_policy_dir, display_path
+from ._lint import bundled_policy_dir, display_path, searchable
 from ._policytest import load_test_file
 from ._policytest_run import (
     CaseOutcome,
@@ -19,7 +19,7 @@ from ._policytest_run import (
     merge_coverage,
     run_test_file,
 )
-from ._vocabulary import format_cell
+from ._vocabulary import all_cells, format_cell
 
 TEST_SUFFIXES = (".test.yaml", ".test.yml")
 
@@ -30,7 +30,12 @@ def find_test_files(paths: Sequence[str | Path]) -> list[Path]:
     found: list[Path] = []
     for target in targets:
         if target.is_dir():
-            found += sorted(p for s in TEST_SUFFIXES for p in target.rglob(f"*{s}") if p.is_file())
+            found += sorted(
+                p
+                for suffix in TEST_SUFFIXES
+                for p in target.rglob(f"*{suffix}")
+                if p.is_file() and searchable(p, target)
+            )
         else:
             found.append(target)
     return found
@@ -122,6 +127,10 @@ def _coverage_line(coverage: Coverage) -> str:
     )
     if coverage.missing_rules:
         line += "\n    rules not exercised: " + ", ".join(f"`{r}`" for r in coverage.missing_rules)
+    untested = [format_cell(cell) for cell in all_cells() if cell not in coverage.cells]
+    if untested:
+        more = f" and {len(untested) - 4} more (see --json)" if len(untested) > 4 else ""
+        line += "\n    cells not tested: " + ", ".join(untested[:4]) + more
     return line
 
 

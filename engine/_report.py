@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from visiongate import __version__
+
 from ._diagnostics import Diagnostic
 from ._lint import LintReport
 from ._lint_codes import LINT_CODES, docs_path, lint_code
@@ -197,7 +199,7 @@ def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
                 "tool": {
                     "driver": {
                         "name": TOOL_NAME,
-                        "semanticVersion": _version(),
+                        "semanticVersion": __version__,
                         "rules": [_rule_descriptor(code, docs_url) for code in used],
                     }
                 },
@@ -207,12 +209,6 @@ def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
         ],
     }
     return json.dumps(log, indent=2)
-
-
-def _version() -> str:
-    from visiongate import __version__
-
-    return __version__
 
 
 RENDERERS: dict[str, Callable[[LintReport], str]] = {

@@ -40,6 +40,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--docs-url", metavar="URL", help="absolute URL of policy_docs/lint, for SARIF `helpUri`"
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
+    parser.add_argument(
+        "--policies-only",
+        action="store_true",
+        help="skip named files without a top-level `policy:` key (for pre-commit hooks)",
+    )
 
 
 def _options(args: argparse.Namespace) -> LintOptions:
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"visiongate lint: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    report = lint_paths(args.paths, options)
+    report = lint_paths(args.paths, options, args.policies_only)
     if args.format == "sarif":
         text = render_sarif(report, args.docs_url)
     else:
