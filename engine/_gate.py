@@ -131,19 +131,24 @@ class Gate:
 
     # -- deciding ---------------------------------------------------------------------------
 
-    def decide(self, provider: str, model: str) -> Decision:
-        """Resolve the four facts for a provider and model, then decide."""
+    def decide(self, provider: str, model: str, *, trace: bool = True) -> Decision:
+        """Resolve the four facts for a provider and model, then decide.
+
+        With `trace=False` the record is not written: an adapter that carries out the lane
+        writes one complete record itself (`decision.record(source=..., execution=...)`)."""
         resolved = self._resolver.resolve(provider, model)
         state = self._state
         context = state.contexts.get(id(resolved))
         if context is None or context.resolved is not resolved:
             context = _context(state, resolved)
         decision = Decision(state.table[resolved.cell], resolved.cell, context)
-        if self._trace is not None:
+        if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
 
-    def decide_facts(self, mode: str, catalog: str, aux: str, path: str) -> Decision:
+    def decide_facts(
+        self, mode: str, catalog: str, aux: str, path: str, *, trace: bool = True
+    ) -> Decision:
         """Decide from the four facts given directly (no resolution)."""
         state = self._state
         cell = (mode, catalog, aux, path)
@@ -152,7 +157,7 @@ class Gate:
             raise FactError(_fact_problem(cell))
         assert state.facts_context is not None
         decision = Decision(verdict, cell, state.facts_context)
-        if self._trace is not None:
+        if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
 

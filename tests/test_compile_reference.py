@@ -35,7 +35,9 @@ def reference_matches(rule: dict[str, Any], cell: tuple[str, ...]) -> bool:
     return True
 
 
-def reference_decide(document: dict[str, Any], cell: tuple[str, ...]) -> tuple[str, str | None, list[str]]:
+def reference_decide(
+    document: dict[str, Any], cell: tuple[str, ...]
+) -> tuple[str, str | None, list[str]]:
     matched = [rule for rule in document["rules"] if reference_matches(rule, cell)]
     names = [rule["id"] for rule in matched]
     if not matched:
@@ -53,7 +55,9 @@ def assert_agrees(text: str) -> None:
         return
     for cell in CELLS:
         verdict = compiled.table[cell]
-        assert (verdict.lane, verdict.rule, list(verdict.matched)) == reference_decide(document, cell), cell
+        assert (verdict.lane, verdict.rule, list(verdict.matched)) == reference_decide(
+            document, cell
+        ), cell
 
 
 def test_every_shipped_policy_agrees_with_the_reference_on_every_cell() -> None:
@@ -70,13 +74,15 @@ conditions = st.fixed_dictionaries(
         for fact, values in DOMAINS.items()
     },
 )
-rules = st.lists(
-    st.tuples(conditions, st.sampled_from(["native", "text"])), min_size=0, max_size=7
-)
+rules = st.lists(st.tuples(conditions, st.sampled_from(["native", "text"])), min_size=0, max_size=7)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rules=rules, hit_policy=st.sampled_from(["first", "unique"]), default=st.sampled_from(["native", "text"]))
+@given(
+    rules=rules,
+    hit_policy=st.sampled_from(["first", "unique"]),
+    default=st.sampled_from(["native", "text"]),
+)
 def test_random_policies_agree_with_the_reference(
     rules: list[tuple[dict[str, list[str]], str]], hit_policy: str, default: str
 ) -> None:
@@ -102,5 +108,7 @@ def test_default_policy_encodes_the_specified_behaviour() -> None:
         elif mode == "native":
             expected = "native" if path == "accepts" else "text"
         else:
-            expected = "native" if (aux, catalog, path) == ("unset", "vision", "accepts") else "text"
+            expected = (
+                "native" if (aux, catalog, path) == ("unset", "vision", "accepts") else "text"
+            )
         assert table[(mode, catalog, aux, path)].lane == expected

@@ -201,3 +201,12 @@ def test_loading_a_broken_policy_raises_with_diagnostics(tmp_path: Path) -> None
     with pytest.raises(PolicyError) as raised:
         Gate.load(policy)
     assert {d.code for d in raised.value.diagnostics} == {"missing-key"}
+
+
+def test_decide_without_trace_writes_nothing_so_an_adapter_can_write_one_full_record() -> None:
+    seen: list[dict[str, Any]] = []
+    gate = Gate.load(trace=seen.append)
+    decision = gate.decide("anthropic", "claude-sonnet-4-5", trace=False)
+    assert seen == []
+    gate.trace(decision.record(source="mcp"))
+    assert [record["source"] for record in seen] == ["mcp"]

@@ -46,13 +46,17 @@ def test_broken_policy_reports_code_and_location(case: dict[str, Any]) -> None:
 
 
 def test_all_diagnostics_are_collected_not_just_the_first() -> None:
-    text = DATA["base"].replace("path: accepts", "path: accept").replace("lane: native", "lane: nativ")
+    text = (
+        DATA["base"].replace("path: accepts", "path: accept").replace("lane: native", "lane: nativ")
+    )
     _compiled, diagnostics = analyze_policy_text(text, "two.yaml")
     assert {d.code for d in diagnostics} >= {"unknown-fact-value", "unknown-lane"}
 
 
 def test_compile_raises_one_exception_type_carrying_every_diagnostic() -> None:
-    text = DATA["base"].replace("path: accepts", "path: accept").replace("lane: native", "lane: nativ")
+    text = (
+        DATA["base"].replace("path: accepts", "path: accept").replace("lane: native", "lane: nativ")
+    )
     with pytest.raises(PolicyError) as raised:
         compile_policy_text(text, "two.yaml")
     assert len(raised.value.diagnostics) == 2

@@ -82,7 +82,20 @@ def _call(
                 router, command, args.tool, arguments, provider=args.provider, model=args.model
             )
         )
-    except MCPError as error:
-        # A protocol-level error from the server is bad input for this command (exit 2).
-        raise ValueError(f"the MCP server answered with an error: {error.error.message}") from error
+    except (MCPError, ExceptionGroup) as error:
+        # A protocol error, or a server that died (the SDK's task group wraps that one), is
+        # bad input for this command (exit 2); anything else is a bug and keeps its traceback.
+        found = _mcp_error(error)
+        if found is None:
+            raise
+        raise ValueError(f"the MCP server failed: {found.error.message}") from error
     return router, routed
+
+
+def _mcp_error(error: BaseException) -> MCPError | None:
+    """The first `MCPError` in `error` or, for an exception group, in its members."""
+    if isinstance(error, MCPError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        return next(filter(None, map(_mcp_error, error.exceptions)), None)
+    return None

@@ -1,0 +1,123 @@
+"""The image cache: where a tool result's images are written so `MEDIA:<path>` lines work.
+
+Files are content-addressed (`<sha256>.<ext>`), written atomically (a temporary file in the
+same directory, fsync, `os.replace`), mode 0600 in a directory of mode 0700. The cache is
+write-only for the adapters: an image is attached from the bytes this call wrote, never read
+back from a path, so a server cannot make the router read a file by naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "CACHE_DIR_ENV",
+    "UNKNOWN_EXTENSION",
+    "CachedFile",
+    "ImageCache",
+    "default_cache_dir",
+    "extension_for",
+]
+
+CACHE_DIR_ENV: Final = "VISIONGATE_CACHE_DIR"
+FILE_MODE: Final = 0o600
+DIR_MODE: Final = 0o700
+UNKNOWN_EXTENSION: Final = ".bin"
+
+_EXTENSIONS: Final = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/bmp": ".bmp",
+    "image/tiff": ".tiff",
+}
+"""Raster formats the image stage decodes; anything else is not written to the cache."""
+
+
+@dataclass(frozen=True)
+class CachedFile:
+    """One file this call wrote: its path, content hash and size."""
+
+    path: Path
+    sha256: str
+    size: int
+
+
+def default_cache_dir() -> Path:
+    """`$VISIONGATE_CACHE_DIR`, else `$XDG_CACHE_HOME/visiongate/images`, else `~/.cache/...`."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "visiongate" / "images"
+
+
+def extension_for(media_type: str | None) -> str:
+    """The file extension for a sniffed media type; `.bin` when it is not a known image."""
+    return _EXTENSIONS.get(media_type or "", UNKNOWN_EXTENSION)
+
+
+class ImageCache:
+    """A private directory of content-addressed image files; safe to share between threads."""
+
+    __slots__ = ("_directory",)
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self._directory = Path(directory) if directory is not None else default_cache_dir()
+
+    @property
+    def directory(self) -> Path:
+        return self._directory
+
+    def write(self, data: bytes, media_type: str | None) -> CachedFile:
+        """Write `data` under its sha256 name and return where; blocking (call off the loop).
+
+        Raises `OSError` when the directory cannot be made private or the write fails.
+        """
+        directory = self._ensure_directory()
+        digest = hashlib.sha256(data).hexdigest()
+        path = directory / f"{digest}{extension_for(media_type)}"
+        _write_atomically(path, data)
+        return CachedFile(path, digest, len(data))
+
+    def _ensure_directory(self) -> Path:
+        directory = self._directory
+        directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        info = directory.lstat()
+        if not stat.S_ISDIR(info.st_mode):
+            raise OSError(f"the image cache `{directory}` is not a directory")
+        if info.st_uid != os.getuid():
+            raise OSError(f"the image cache `{directory}` belongs to another user")
+        if stat.S_IMODE(info.st_mode) != DIR_MODE:
+            # An existing directory (or one made under a loose umask) is tightened, not trusted.
+            os.chmod(directory, DIR_MODE)
+        return directory
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary sibling (created 0600 by mkstemp), fsync, then rename over `path`.
+
+    Rewriting an existing file of the same name is deliberate: it restores the content and the
+    mode if someone changed them, and `os.replace` keeps readers from seeing a partial file.
+    """
+    descriptor, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, FILE_MODE)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            # Already renamed or never created; the original error is re-raised below.
+            os.unlink(temporary)
+        raise

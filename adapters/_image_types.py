@@ -1,0 +1,137 @@
+"""Values that go into and come out of the image-processing stage."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Final
+
+from visiongate.engine._settings import NativeSettings
+
+OUTPUT_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""Media types this stage can write; a provider's list is filtered down to these."""
+
+
+class Refusal(Exception):
+    """Internal signal that an image must not be attached; carries the one-line reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ImageTarget:
+    """What the provider accepts for one image: formats, base64 budget and long-edge ceiling."""
+
+    formats: tuple[str, ...]
+    """Accepted media types, in the provider's order of preference."""
+    budget_base64: int
+    """Largest base64 text per image, in characters (that is what every later request re-sends)."""
+    max_edge_px: int
+    """Largest long edge, in pixels."""
+
+    def __post_init__(self) -> None:
+        unknown = [
+            media_type for media_type in self.formats if media_type not in OUTPUT_MEDIA_TYPES
+        ]
+        if not self.formats or unknown:
+            raise ValueError(f"image formats must be among `{'`, `'.join(OUTPUT_MEDIA_TYPES)}`")
+        if len(set(self.formats)) != len(self.formats):
+            raise ValueError("image formats must not repeat")
+        if self.budget_base64 < 4 or self.max_edge_px < 1:
+            raise ValueError("image budget and pixel ceiling must be positive")
+
+    @classmethod
+    def create(
+        cls,
+        formats: Sequence[str],
+        native: NativeSettings,
+        provider_max_base64: int | None,
+        provider_max_edge: int | None,
+    ) -> ImageTarget:
+        """A target from the policy's native settings and the provider's limits (the smaller wins).
+
+        Provider media types this stage cannot write (HEIC, PDF, ...) are left out.
+        """
+        budget = native.embed_target_bytes
+        if provider_max_base64 is not None:
+            budget = min(budget, provider_max_base64)
+        edge = native.max_edge_px
+        if provider_max_edge is not None:
+            edge = min(edge, provider_max_edge)
+        writable = tuple(dict.fromkeys(f for f in formats if f in OUTPUT_MEDIA_TYPES))
+        return cls(formats=writable, budget_base64=budget, max_edge_px=edge)
+
+    @property
+    def budget_bytes(self) -> int:
+        """Largest raw byte count whose base64 text fits the budget."""
+        return self.budget_base64 // 4 * 3
+
+
+@dataclass(frozen=True)
+class ProcessedImage:
+    """An image ready to attach, with what a model needs to map coordinates back."""
+
+    data: bytes = field(repr=False)
+    media_type: str
+    width: int
+    height: int
+    original_width: int
+    """Width of the source as displayed (after its EXIF orientation)."""
+    original_height: int
+    scale_x: float
+    """Multiply an x coordinate in this image by this to get the x in the original."""
+    scale_y: float
+    scale_note: str
+    """One line for the model, e.g. `downscaled from 3000x2000 to 1500x1000; ...`."""
+    passthrough: bool
+    """True when `data` are the input bytes, unchanged."""
+    encodes: int
+    """Full-size encodes spent (0 for a passthrough)."""
+    sha256: str
+    """Hex digest of the input bytes: the content identity used for de-duplication."""
+    source_media_type: str
+    """What the input really was, by its magic bytes."""
+    quality: int | None = None
+    """Encoder quality of a lossy output; None for passthrough and lossless outputs."""
+    probe_encodes: int = 0
+    """Encodes of a small sample used to predict sizes (not counted in `encodes`)."""
+
+    @cached_property
+    def base64(self) -> str:
+        """The data as base64 text, as providers take it."""
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True)
+class RefusedImage:
+    """An image that must not be attached; its `MEDIA:` path stays in the text."""
+
+    reason: str
+    """One lower-case line, e.g. `refused: svg is not a raster image`."""
+    sha256: str
+    sniffed: str | None
+    """Media type found in the magic bytes, or None when the data are unknown."""
+
+
+@dataclass(frozen=True)
+class SkippedImage:
+    """An image left out because the same bytes are already in the conversation."""
+
+    sha256: str
+    note: str
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What happened to each image of one tool result, by index into the input sequence."""
+
+    attached: tuple[ProcessedImage, ...]
+    refused: tuple[tuple[int, RefusedImage], ...]
+    skipped: tuple[tuple[int, SkippedImage], ...]
+    not_tried: tuple[int, ...]
+    attached_indexes: tuple[int, ...] = ()
+    """Input index of each attached image, in the same order as `attached`."""
