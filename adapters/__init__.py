@@ -1,1 +1,42 @@
-"""Carry out the gate's lane for each image source; process and sanitize untrusted output."""
+"""Carry out the gate's lane for each image source; process and sanitize untrusted output.
+
+The public surface is small: the `Router` an agent embeds, what it returns, the payload
+renderer, the image cache, the MCP client call, the sanitizer and the auxiliary vision entry
+points. Everything else lives in private modules.
+"""
+
+from ._cache import ImageCache
+from ._images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
+from ._mcp_client import call_and_route, call_mcp_tool
+from ._payloads import API_NAMES, Payload, render_payload
+from ._routed import RoutedResult
+from ._router import Router
+from ._sanitize import Sanitizer
+from ._vision import (
+    Description,
+    DescriptionNote,
+    VisionBackend,
+    VisionUnavailable,
+    backend_from_config,
+)
+
+__all__ = [
+    "API_NAMES",
+    "Description",
+    "DescriptionNote",
+    "ImageCache",
+    "ImageTarget",
+    "Payload",
+    "ProcessedImage",
+    "RefusedImage",
+    "RoutedResult",
+    "Router",
+    "Sanitizer",
+    "VisionBackend",
+    "VisionUnavailable",
+    "backend_from_config",
+    "call_and_route",
+    "call_mcp_tool",
+    "process_image",
+    "process_images",
+]

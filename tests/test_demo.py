@@ -1,0 +1,59 @@
+"""`visiongate demo` runs the mission end to end: real server, gate, images, OCR, payloads."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from visiongate.cli import main
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("demo")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["demo", "--out", str(out)]) == 0
+    return out, buffer.getvalue()
+
+
+def test_demo_prints_one_row_per_scenario_with_the_expected_lanes(
+    demo_run: tuple[Path, str],
+) -> None:
+    _out, stdout = demo_run
+    rows = [line.split() for line in stdout.splitlines() if line[:1].isdigit() and "  " in line]
+    lanes = [next(word for word in row if word in ("native", "text")) for row in rows]
+    assert lanes == ["native", "text", "text", "text", "native", "native", "native"]
+    assert "OCR text" in stdout and "pytest" in stdout
+    assert "cleaned:" in stdout
+
+
+def test_demo_writes_every_payload_and_the_trace(demo_run: tuple[Path, str]) -> None:
+    out, _stdout = demo_run
+    payloads = sorted((out / "payloads").glob("*.json"))
+    assert len(payloads) == 7
+    records = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    assert len(records) == 7
+    assert {record["source"] for record in records} == {"mcp", "computer_use"}
+    assert all(record["policy"]["name"] == "default" for record in records)
+
+
+def test_text_lane_payloads_carry_no_pixels(demo_run: tuple[Path, str]) -> None:
+    out, _stdout = demo_run
+    for name in ("2-text-only-mcp", "3-text-only-capture", "4-mode-text"):
+        payload = next((out / "payloads").glob(f"{name}.*.json")).read_text()
+        assert "base64" not in payload and "image_url" not in payload, name
+        assert "iVBORw0KGgo" not in payload  # the start of any base64 PNG
+
+
+def test_native_payload_attaches_the_screenshot_within_budget(demo_run: tuple[Path, str]) -> None:
+    out, _stdout = demo_run
+    payload = json.loads(next((out / "payloads").glob("1-vision-model.*.json")).read_text())
+    blocks = payload["messages"][0]["content"][0]["content"]
+    images = [block for block in blocks if block["type"] == "image"]
+    assert len(images) == 1
+    assert len(images[0]["source"]["data"]) <= 262_144
