@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from ._diagnostics import Diagnostic, Location, PolicyError
+from ._yaml import read_source_file
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 
@@ -105,15 +106,7 @@ class ModelCatalog:
     @classmethod
     def from_file(cls, path: str | Path) -> ModelCatalog:
         """Load any api.json-shaped file; raise `PolicyError` when it cannot be read or used."""
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or "not UTF-8 text"
-            raise PolicyError(
-                [Diagnostic("unreadable-file", "error", f"cannot read `{path}`: {reason}")]
-            ) from error
-        return cls.from_text(text, str(path))
+        return cls.from_text(read_source_file(path), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<catalog>", label: str = "") -> ModelCatalog:

@@ -29,7 +29,7 @@ from ._registry import API_NAMES, ProviderOverride
 from ._settings import EMBED_TARGET_DEFAULT, EMBED_TARGET_MAX, EMBED_TARGET_MIN, clamp_embed_target
 from ._validate import did_you_mean
 from ._vocabulary import FACTS
-from ._yaml import DocumentPath, LoadedYaml, load_yaml
+from ._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 
 T = TypeVar("T")
 
@@ -100,15 +100,7 @@ class AgentConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or "not UTF-8 text"
-            raise PolicyError(
-                [Diagnostic("unreadable-file", "error", f"cannot read `{path}`: {reason}")]
-            ) from error
-        return cls.from_text(text, str(path))
+        return cls.from_text(read_source_file(path), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<config>") -> AgentConfig:

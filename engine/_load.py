@@ -17,7 +17,7 @@ from ._policy import Policy, build_policy, condition_matches
 from ._policy_schema import POLICY_SCHEMA, refine_policy_diagnostic
 from ._validate import validate
 from ._vocabulary import Cell, all_cells, format_cell
-from ._yaml import LoadedYaml, load_yaml
+from ._yaml import LoadedYaml, load_yaml, read_source_file
 
 DEFAULT_POLICY = "default"
 
@@ -104,24 +104,7 @@ def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
     if policy is None or (isinstance(policy, str) and is_bundled_policy(policy)):
         name = DEFAULT_POLICY if policy is None else str(policy)
         return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
-    path = Path(policy)
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except OSError as error:
-        raise PolicyError(
-            [
-                Diagnostic(
-                    "unreadable-file",
-                    "error",
-                    f"cannot read `{path}`: {error.strerror or error}",
-                    help="check the path; bundled policies are named like `default`",
-                )
-            ]
-        ) from error
-    except UnicodeDecodeError as error:
-        raise PolicyError(
-            [Diagnostic("unreadable-file", "error", f"`{path}` is not UTF-8 text")]
-        ) from error
+    return read_source_file(policy), str(policy)
 
 
 def load_policy(policy: str | Path | None = None) -> CompiledPolicy:

@@ -32,7 +32,7 @@ from ._registry_schema import (
     refine_registry_diagnostic,
 )
 from ._validate import validate
-from ._yaml import LoadedYaml, load_yaml
+from ._yaml import LoadedYaml, load_yaml, read_source_file
 
 __all__ = ["API_NAMES", "MEDIA_TYPES", "ProviderOverride", "ProviderRegistry", "ProviderRoute"]
 
@@ -171,15 +171,7 @@ class ProviderRegistry:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ProviderRegistry:
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = getattr(error, "strerror", None) or "not UTF-8 text"
-            raise PolicyError(
-                [Diagnostic("unreadable-file", "error", f"cannot read `{path}`: {reason}")]
-            ) from error
-        return cls.from_text(text, str(path))
+        return cls.from_text(read_source_file(path), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<registry>") -> ProviderRegistry:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ._diagnostics import Diagnostic, Location
+from ._diagnostics import Diagnostic, Location, PolicyError
 
 DocumentPath = tuple[str | int, ...]
 
@@ -133,6 +134,24 @@ def _duplicate_key(key: Any, here: Location, first: Location, path: DocumentPath
         (*path, key),
         help="YAML tools keep only one of the two values silently; remove or rename one of them",
     )
+
+
+def read_source_file(path: str | Path) -> str:
+    """The text of a policy, registry, catalog or config file; `PolicyError` if unreadable."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        raise PolicyError(
+            [
+                Diagnostic(
+                    "unreadable-file",
+                    "error",
+                    f"cannot read `{path}`: {reason}",
+                    help="check the path, and that the file is readable UTF-8 text",
+                )
+            ]
+        ) from error
 
 
 def load_yaml(text: str, file: str = "<policy>") -> LoadedYaml:
