@@ -9,7 +9,8 @@ Which codec keeps the most detail per byte was measured (bench/bench_images.py, 
 - JPEG 4:4:4 at q95 when that fits: near-lossless, and cheap to encode;
 - else WebP, far ahead of JPEG at screenshot bit rates (SSIM ~0.96 vs ~0.92 at 1568x882);
 - unless JPEG 4:4:4 also fits at q80+ and a windowed SSIM on the sample says it keeps more
-  (smooth photos, where WebP tops out near SSIM 0.98 with bytes to spare).
+  (smooth photos, where WebP tops out near SSIM 0.98 with bytes to spare); that is decided
+  on the sample, so only the winner is encoded in full.
 Text stays legible down to WebP q40 / JPEG q50 at full size, and SSIM prefers that to
 shrinking, so those are the floors for text and UI. Photo texture is the other way round:
 below WebP q90 it smooths away, and a slightly smaller image at higher quality keeps more.
@@ -206,27 +207,30 @@ def _fit_lossy_at_size(attempt: _Attempt) -> _Choice | float:
     if not webp:
         return _fit_jpeg_only(attempt)
     floor = WEBP_PHOTO_FLOOR if attempt.photographic() else WEBP_TEXT_FLOOR
-    chosen = _fit_lossy(attempt, WEBP, floor, TOP_QUALITY)
-    if jpeg and isinstance(chosen, _Choice):
-        return _better_of(attempt, chosen)
-    return chosen
+    if jpeg and isinstance(smooth := _jpeg_if_better(attempt, floor), _Choice):
+        return smooth
+    return _fit_lossy(attempt, WEBP, floor, TOP_QUALITY)
 
 
-def _better_of(attempt: _Attempt, webp: _Choice) -> _Choice:
-    """WebP, or JPEG 4:4:4 where it also fits at q80+ and keeps more detail on the sample.
+def _jpeg_if_better(attempt: _Attempt, webp_floor: int) -> _Choice | None:
+    """JPEG 4:4:4 where it fits at q80+ and keeps more detail on the sample than WebP would.
 
     That happens on smooth photos, where WebP tops out near SSIM 0.98 with bytes to spare.
+    Decided on the sample, before any full encode.
     """
     probe, goal = attempt.probe, attempt.goal()
     if probe.predict(JPEG_444, JPEG_444_FLOOR) > goal:
-        return webp  # the usual case for screenshots: one cheap probe settles it
-    quality = _search(probe, JPEG_444, JPEG_444_FLOOR, TOP_QUALITY - 1, goal)
-    if quality is None:
-        return webp
-    if probe.similarity(JPEG_444, quality) <= probe.similarity(WEBP, webp.quality):
-        return webp
-    jpeg = _fit_lossy(attempt, JPEG_444, quality, quality)
-    return jpeg if isinstance(jpeg, _Choice) else webp
+        return None  # the usual case for screenshots: one cheap probe settles it
+    jpeg_quality = _search(probe, JPEG_444, JPEG_444_FLOOR, TOP_QUALITY - 1, goal)
+    webp_quality = _search(probe, WEBP, webp_floor, TOP_QUALITY, goal)
+    if jpeg_quality is None:
+        return None
+    if webp_quality is not None and probe.similarity(JPEG_444, jpeg_quality) <= probe.similarity(
+        WEBP, webp_quality
+    ):
+        return None
+    chosen = _fit_lossy(attempt, JPEG_444, jpeg_quality, jpeg_quality)
+    return chosen if isinstance(chosen, _Choice) else None
 
 
 def _fit_jpeg_only(attempt: _Attempt) -> _Choice | float:

@@ -27,7 +27,7 @@ class ImageTarget:
     """What the provider accepts for one image: formats, base64 budget and long-edge ceiling."""
 
     formats: tuple[str, ...]
-    """Accepted media types, in the provider's order of preference."""
+    """Accepted media types (provider order is kept; the stage picks by measured detail)."""
     budget_base64: int
     """Largest base64 text per image, in characters (that is what every later request re-sends)."""
     max_edge_px: int

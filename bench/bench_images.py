@@ -1,6 +1,7 @@
 """Benchmark the image stage against the naive ladder agents use today; prints ratios.
 
-    python bench/bench_images.py [--quick] [--repeats N] [--save DIR]
+    python bench/bench_images.py [--quick] [--repeats N] [--save DIR] [--only NAME]
+                                 [--formats image/jpeg,image/png,...]
 
 Corpora (generated in memory, deterministic):
 - photos: scikit-image's bundled sample photos, stored as PNG (as tools that render or
@@ -321,10 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="runs per image (best is kept)")
     parser.add_argument("--save", type=Path, default=None, help="write the corpus here as files")
     parser.add_argument("--only", default="", help="run only corpora whose name contains this")
+    parser.add_argument(
+        "--formats", default=",".join(FORMATS), help="accepted media types, comma-separated"
+    )
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
     native = NativeSettings()
-    target = ImageTarget.create(FORMATS, native, None, None)
+    target = ImageTarget.create(args.formats.split(","), native, None, None)
     print(
         f"target: {', '.join(target.formats)}; budget {target.budget_base64} base64 bytes; "
         f"ceiling {target.max_edge_px} px; best of {repeats} run(s) per image"

@@ -364,3 +364,31 @@ def test_a_ceiling_above_webp_limits_falls_back_to_formats_that_can_store_it() -
     result = processed(data, limits)
     assert result.media_type == "image/png" and result.width == 17_000 and not result.passthrough
     refused(data, target(formats=("image/webp",), budget=1_000_000, edge=20_000))
+
+
+def test_a_flat_diagram_stays_lossless_when_png_fits() -> None:
+    diagram = Image.new("RGB", (3000, 1600), (255, 255, 255))
+    for index in range(6):
+        diagram.paste((30 * index, 90, 200), (100 + 450 * index, 200, 450 + 450 * index, 1400))
+    result = processed(encode(diagram, "PNG"), target())
+    assert result.media_type == "image/png" and result.quality is None
+    assert_fits(result, target(), (3000, 1600))
+
+
+def test_a_large_jpeg_is_drafted_and_fitted() -> None:
+    data = encode(photo().resize((4096, 4096)), "JPEG", quality=90)
+    limits = target(budget=1_048_576)
+    result = processed(data, limits)
+    assert (result.width, result.height) == (1568, 1568)
+    assert result.encodes <= 2 and result.probe_encodes > 0
+    assert result.scale_x == pytest.approx(4096 / 1568)
+    assert_fits(result, limits, (4096, 4096))
+
+
+def test_an_rgb_colour_profile_is_kept() -> None:
+    from PIL import ImageCms
+
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    data = encode(screenshot(2000, 1000), "PNG", icc_profile=profile)
+    result = processed(data, target())
+    assert decode(result.data).info.get("icc_profile") == profile
