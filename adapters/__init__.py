@@ -39,4 +39,5 @@ __all__ = [
     "call_mcp_tool",
     "process_image",
     "process_images",
+    "render_payload",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from visiongate.engine import PolicyError
 from visiongate.engine._catalog import ModelCatalog
 from visiongate.engine._config import AgentConfig, coerce_bool

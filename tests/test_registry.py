@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from visiongate.engine import PolicyError
 from visiongate.engine._registry import (
     API_NAMES,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from visiongate.adapters._sanitize_keys import (
     classify_meta_key,
     is_reserved_meta_key,

@@ -33,6 +33,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 from pydantic import BaseModel
+
 from visiongate.adapters import _sanitize_mcp as mcp_clean
 from visiongate.adapters._sanitize import Sanitizer
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from visiongate.adapters._sanitize import Sanitizer
 from visiongate.adapters._sanitize_text import (
     BIDI_CONTROLS,

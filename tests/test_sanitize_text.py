@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from visiongate.adapters._sanitize import Sanitizer
 from visiongate.adapters._sanitize_text import tag_sequence
 from visiongate.engine._settings import SanitizeSettings

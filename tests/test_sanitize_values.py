@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+
 from visiongate.adapters._sanitize import Sanitizer
 
 TAG_A = "\U000e0041"
