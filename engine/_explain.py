@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._load import CompiledPolicy
-from ._policy import Rule
+from ._policy import Rule, unmet_fact
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells, cell_facts
 
 
@@ -44,12 +44,11 @@ def render_table(compiled: CompiledPolicy) -> str:
 
 def first_failed_condition(rule: Rule, cell: Cell) -> str | None:
     """Why a rule does not match a cell (the first failing fact), or None if it matches."""
-    for name, value in zip(FACT_NAMES, cell, strict=True):
-        allowed = rule.when.get(name)
-        if allowed is not None and value not in allowed:
-            wanted = "|".join(v for v in FACTS[name] if v in allowed)
-            return f"{name} is `{value}`, rule wants {wanted}"
-    return None
+    fact = unmet_fact(rule.when, cell)
+    if fact is None:
+        return None
+    wanted = "|".join(value for value in FACTS[fact] if value in rule.when[fact])
+    return f"{fact} is `{cell[FACT_NAMES.index(fact)]}`, rule wants {wanted}"
 
 
 def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:

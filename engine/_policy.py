@@ -72,9 +72,18 @@ class Policy:
     lint_fail_level: str = "error"
 
 
+def unmet_fact(when: Condition, cell: Cell) -> str | None:
+    """The first fact (in vocabulary order) whose value in `cell` the condition excludes."""
+    for fact, value in zip(FACT_NAMES, cell, strict=True):
+        allowed = when.get(fact)
+        if allowed is not None and value not in allowed:
+            return fact
+    return None
+
+
 def condition_matches(when: Condition, cell: Cell) -> bool:
     """Whether a condition selects a cell (used for invariants, which are not rules)."""
-    return all(cell[FACT_NAMES.index(fact)] in values for fact, values in when.items())
+    return unmet_fact(when, cell) is None
 
 
 def source_sha256(text: str) -> str:

@@ -1,0 +1,95 @@
+"""`visiongate decide` and `visiongate explain`: output, JSON records and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from visiongate.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_decide_from_provider_and_model_explains_every_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _err = run(
+        capsys,
+        "decide",
+        "--provider",
+        "openrouter",
+        "--model",
+        "deepseek/deepseek-v3.2",
+        "--explain",
+    )
+    assert code == 0
+    assert "lane:    text" in out and "rule:    route-refuses-images" in out
+    assert "route-refuses-images         WINS -> text" in out
+    assert "no match: catalog is `no_vision`, rule wants vision" in out
+
+
+def test_decide_json_prints_the_decision_record(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(
+        capsys, "decide", "--facts", "mode=auto,catalog=vision,aux=unset,path=accepts", "--json"
+    )
+    record = json.loads(out)
+    assert code == 0
+    assert (record["lane"], record["rule"], record["schema_version"]) == (
+        "native",
+        "auto-vision-model",
+        1,
+    )
+    assert record["facts"] == {
+        "mode": "auto",
+        "catalog": "vision",
+        "aux": "unset",
+        "path": "accepts",
+    }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["decide"],
+        ["decide", "--provider", "anthropic"],
+        ["decide", "--facts", "mode=auto"],
+        ["decide", "--facts", "mode=auto,catalog=vison,aux=unset,path=accepts"],
+        ["decide", "--facts", "mode=auto", "--provider", "a", "--model", "b"],
+    ],
+)
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert run(capsys, *argv)[0] == 2
+
+
+def test_an_invalid_policy_exits_3_with_located_diagnostics(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    policy = tmp_path / "bad.yaml"
+    policy.write_text(
+        "policy: p\nversion: '1'\ndescription: d\nhit_policy: first\ndefault: text\n"
+        "rules:\n  - id: a\n    when: {path: no}\n    lane: native\n    reason: r\n"
+    )
+    code, _out, err = run(capsys, "explain", "--policy", str(policy))
+    assert code == 3
+    assert f"{policy}:8:18: error[yaml-implicit-boolean]" in err
+    assert "quote it: `'no'`" in err
+
+
+def test_explain_prints_all_36_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(capsys, "explain")
+    rows = [line for line in out.splitlines() if line.startswith(("auto ", "native ", "text "))]
+    assert code == 0 and len(rows) == 36
+    assert out.strip().endswith("7 cell(s) native, 29 text")
+    table = json.loads(run(capsys, "explain", "--json")[1])
+    assert len(table) == 36 and {row["lane"] for row in table} == {"native", "text"}
+
+
+def test_explain_a_bundled_example_policy_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(capsys, "explain", "--policy", "examples/never-pixels")
+    assert code == 0 and "0 cell(s) native, 36 text" in out
