@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
 def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
     if args.facts:
-        return gate, gate.decide_facts(**parse_facts(args.facts))
+        facts = parse_facts(args.facts)
+        cell = (facts["mode"], facts["catalog"], facts["aux"], facts["path"])
+        return gate, gate.decide_facts(*cell)
     return gate, gate.decide(args.provider, args.model)
 
 
