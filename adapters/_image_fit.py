@@ -5,12 +5,14 @@ Encoded sizes are predicted from encodes of a small mosaic of tiles spread over 
 calibrates the prediction and retries. Quality drops to a floor before any pixels are given
 up, then the image shrinks by the factor the budget needs.
 
-Which codec keeps the most detail per byte was measured (bench/bench_images.py, SSIM):
+Which codec to use was measured (bench/bench_images.py, SSIM and time):
 - JPEG 4:4:4 at q95 when that fits: near-lossless, and cheap to encode;
-- else WebP, far ahead of JPEG at screenshot bit rates (SSIM ~0.96 vs ~0.92 at 1568x882);
-- unless JPEG 4:4:4 also fits at q80+ and a windowed SSIM on the sample says it keeps more
-  (smooth photos, where WebP tops out near SSIM 0.98 with bytes to spare); that is decided
-  on the sample, so only the winner is encoded in full.
+- text and UI: JPEG 4:2:0 down to q50, then WebP. WebP keeps more detail per byte (SSIM ~0.96
+  vs ~0.93 at 1568x882) but its encode alone (28 ms) costs more than the naive ladder's whole
+  margin over a decode and a resize, so it is kept for what JPEG cannot fit at full size;
+- photos: WebP, unless JPEG 4:4:4 also fits at q80+ and a windowed SSIM on the sample says it
+  keeps more (smooth photos, where WebP tops out near SSIM 0.98 with bytes to spare); that is
+  decided on the sample, so only the winner is encoded in full.
 Text stays legible down to WebP q40 / JPEG q50 at full size, and SSIM prefers that to
 shrinking, so those are the floors for text and UI. Photo texture is the other way round:
 below WebP q90 it smooths away, and a slightly smaller image at higher quality keeps more.
@@ -41,6 +43,10 @@ RETRY_GOAL: Final = 0.97
 """Share used once a full encode has calibrated the prediction."""
 FULL_ENCODES_PER_CODEC: Final = 3
 SEARCH_STEPS: Final = 2
+"""Interpolation probes per WebP search (a WebP probe costs ~2.5 ms, a seventh of a full encode)."""
+JPEG_SEARCH_STEPS: Final = 5
+"""JPEG probes cost ~0.4 ms, so JPEG searches run to QUALITY_TOLERANCE (text gains 5-10 quality
+steps over two probes at 1568x882, +0.01 SSIM)."""
 QUALITY_TOLERANCE: Final = 3
 """Stop refining once the bracket is this narrow: a few quality steps move SSIM < 0.002."""
 TEXT_AREA_EXPONENT: Final = 0.9
@@ -206,10 +212,26 @@ def _fit_lossy_at_size(attempt: _Attempt) -> _Choice | float:
         return top
     if not webp:
         return _fit_jpeg_only(attempt)
-    floor = WEBP_PHOTO_FLOOR if attempt.photographic() else WEBP_TEXT_FLOOR
-    if jpeg and isinstance(smooth := _jpeg_if_better(attempt, floor), _Choice):
+    if not attempt.photographic():
+        return _fit_text(attempt, jpeg=jpeg)
+    if jpeg and isinstance(smooth := _jpeg_if_better(attempt, WEBP_PHOTO_FLOOR), _Choice):
         return smooth
-    return _fit_lossy(attempt, WEBP, floor, TOP_QUALITY)
+    return _fit_lossy(attempt, WEBP, WEBP_PHOTO_FLOOR, TOP_QUALITY)
+
+
+def _fit_text(attempt: _Attempt, *, jpeg: bool) -> _Choice | float:
+    """JPEG 4:2:0 down to its text floor, then WebP, before any pixels are given up.
+
+    WebP keeps more detail per byte on text, but its encode costs 8x JPEG's (28 vs 3.5 ms at
+    1568x882), more than the decode and resize of a 2560x1440 screenshot together; JPEG at
+    q50+ at full size already keeps more than the naive ladder, which settles for JPEG q50
+    or half the size. WebP is the fallback that still beats shrinking.
+    """
+    if jpeg:
+        chosen = _fit_lossy(attempt, JPEG_420, JPEG_TEXT_FLOOR, TOP_QUALITY - 1)
+        if isinstance(chosen, _Choice):
+            return chosen
+    return _fit_lossy(attempt, WEBP, WEBP_TEXT_FLOOR, TOP_QUALITY)
 
 
 def _jpeg_if_better(attempt: _Attempt, webp_floor: int) -> _Choice | None:
@@ -277,7 +299,7 @@ def _search(probe: Probe, codec: Codec, lowest: int, highest: int, goal: float) 
     low, low_size = lowest, probe.predict(codec, lowest)
     if low_size > goal or low >= high:
         return None
-    for _ in range(SEARCH_STEPS):
+    for _ in range(JPEG_SEARCH_STEPS if codec.media_type == "image/jpeg" else SEARCH_STEPS):
         if high - low <= QUALITY_TOLERANCE:
             break
         guess = _interpolate(low, low_size, high, high_size, goal)

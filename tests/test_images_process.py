@@ -101,6 +101,8 @@ def test_a_text_screenshot_keeps_its_pixels_and_uses_few_encodes() -> None:
     result = processed(data, target())
     assert (result.width, result.height) == (1568, 882)
     assert result.encodes <= 2
+    # JPEG at q50+ keeps more than the naive ladder at an eighth of WebP's encode time.
+    assert result.media_type == "image/jpeg" and (result.quality or 0) >= 50
     assert_fits(result, target(), (1920, 1080))
 
 
@@ -117,6 +119,7 @@ def test_a_tight_budget_shrinks_only_as_much_as_needed() -> None:
     limits = target(budget=40_000)
     result = processed(data, limits)
     assert 400 < result.width < 1568
+    assert result.media_type == "image/webp"  # JPEG could not fit text at full size
     assert_fits(result, limits, (1920, 1080))
 
 
