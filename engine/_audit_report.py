@@ -154,15 +154,72 @@ def _policy(record: TraceRecord, override: str | None) -> str:
 
 def _sections(record: TraceRecord) -> list[str]:
     lines = []
-    for key in ("execution", "sanitizer"):
-        section = record.data.get(key)
-        if isinstance(section, dict) and section:
-            lines.append(
-                f"{key.capitalize()}: " + ", ".join(f"{k}={v}" for k, v in section.items())
-            )
+    execution = record.data.get("execution")
+    if isinstance(execution, dict) and execution:
+        lines += _execution_words(execution)
+    sanitizer = record.data.get("sanitizer")
+    if isinstance(sanitizer, dict) and sanitizer:
+        lines.append("Sanitizer: " + _sanitizer_words(sanitizer) + ".")
     warnings = record.warnings
     lines.append("Warnings: " + ("; ".join(warnings) if warnings else "none."))
     return lines
+
+
+def _execution_words(execution: dict[str, Any]) -> list[str]:
+    """What the adapter did, in words: each image attached, refused or described."""
+    lines = [f"Execution: {execution.get('action', 'carried out')}."]
+    for image in _entries(execution, "attached"):
+        if isinstance(image, dict):
+            lines.append(
+                f"  image {image.get('index')} attached: {_size(image.get('original_size'))} "
+                f"{image.get('source_media_type', '?')} sent as {_size(image.get('size'))} "
+                f"{image.get('media_type', '?')}, {image.get('bytes_before', '?')} -> "
+                f"{image.get('bytes_after', '?')} bytes"
+            )
+    for image in _entries(execution, "refused"):
+        if isinstance(image, dict):
+            lines.append(f"  image {image.get('index')} not attached: {image.get('reason')}")
+    for image in _entries(execution, "described"):
+        if isinstance(image, dict):
+            status = "described" if image.get("ok", True) else "not described"
+            detail = image.get("backend") or image.get("reason") or ""
+            lines.append(
+                f"  image {image.get('index')} {status}" + (f" ({detail})" if detail else "")
+            )
+    for path in _entries(execution, "media_paths"):
+        lines.append(f"  MEDIA:{path}")
+    listed = ("action", "attached", "refused", "described", "media_paths")
+    scalars = {
+        key: value
+        for key, value in execution.items()
+        if not (key in listed and isinstance(value, list))
+        and key != "action"
+        and isinstance(value, str | int | float | bool)
+    }
+    if scalars:
+        lines.append("  " + ", ".join(f"{key}={value}" for key, value in scalars.items()))
+    return lines
+
+
+def _entries(execution: dict[str, Any], key: str) -> list[Any]:
+    """A list-valued field of an execution record (other shapes are shown as plain values)."""
+    value = execution.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _size(size: Any) -> str:
+    if isinstance(size, list) and len(size) == 2:
+        return f"{size[0]}x{size[1]}"
+    return "?"
+
+
+def _sanitizer_words(sanitizer: dict[str, Any]) -> str:
+    parts = []
+    for surface, kinds in sanitizer.items():
+        if isinstance(kinds, dict):
+            counts = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in kinds.items())
+            parts.append(f"{surface}: {counts}")
+    return "; ".join(parts) or "nothing"
 
 
 def explain_record(record: TraceRecord, policy_override: str | None = None) -> str:

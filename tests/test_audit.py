@@ -123,3 +123,42 @@ def test_clean_trace_exits_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     gate = Gate.load(trace=path)
     gate.decide(provider="openai", model="gpt-4o")
     assert main(["audit", str(path)]) == 0
+
+
+def test_explaining_a_routed_record_names_each_image_in_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "schema_version": 1,
+        "decision_id": "abc-00000001",
+        "timestamp": "2026-11-30T09:00:00.000000Z",
+        "policy": {"name": "default", "version": "1.0.0", "sha256": "0" * 64, "path": "x.yaml"},
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "facts": {"mode": "auto", "catalog": "vision", "aux": "unset", "path": "accepts"},
+        "rule": "auto-vision-model",
+        "matched": ["auto-vision-model"],
+        "reason": "a vision model",
+        "lane": "native",
+        "warnings": [],
+        "source": "mcp",
+        "execution": {
+            "action": "attach",
+            "attached": [
+                {"index": 1, "size": [1568, 882], "original_size": [2560, 1440],
+                 "media_type": "image/jpeg", "source_media_type": "image/png",
+                 "bytes_before": 470580, "bytes_after": 189155}
+            ],
+            "refused": [{"index": 2, "reason": "refused: svg is not a raster image"}],
+            "media_paths": ["/cache/a.png"],
+        },
+        "sanitizer": {"text": {"tag_chars": 60, "flags_kept": 1}},
+    }  # fmt: skip
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps(record) + "\n")
+    assert main(["audit", str(trace), "--decision", "abc-00000001"]) == 0
+    out = capsys.readouterr().out
+    assert "image 1 attached: 2560x1440 image/png sent as 1568x882 image/jpeg" in out
+    assert "image 2 not attached: refused: svg is not a raster image" in out
+    assert "MEDIA:/cache/a.png" in out
+    assert "Sanitizer: text: 60 tag chars, 1 flags kept." in out
