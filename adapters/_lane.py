@@ -43,6 +43,8 @@ class LaneContext:
     sanitize: SanitizeSettings
     cache: ImageCache
     vision: VisionFactory
+    seen_hashes: frozenset[str] = frozenset()
+    """SHA-256 of images already in the conversation: not attached again (skipped, noted)."""
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -80,7 +82,9 @@ class LaneContext:
 
     async def attach(self, images: Sequence[bytes]) -> BatchResult:
         """Fit `images` to the route through the image stage, off the event loop."""
-        return await process_images_async(list(images), self.target(), self.native_settings)
+        return await process_images_async(
+            list(images), self.target(), self.native_settings, seen_hashes=self.seen_hashes
+        )
 
     async def describe(
         self, image: bytes, media_type: str, media_path: str | None, question: str | None = None

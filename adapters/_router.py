@@ -11,7 +11,7 @@ out, and writes the decision record with what was done to the gate's trace.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
@@ -63,10 +63,19 @@ class Router:
         return self._cache
 
     async def mcp(
-        self, result: CallToolResult, *, provider: str, model: str, tool_name: str | None = None
+        self,
+        result: CallToolResult,
+        *,
+        provider: str,
+        model: str,
+        tool_name: str | None = None,
+        seen_hashes: Iterable[str] = (),
     ) -> RoutedResult:
-        """Route an MCP tool result (`mcp.types.CallToolResult`)."""
-        context = self._context("mcp", provider, model)
+        """Route an MCP tool result (`mcp.types.CallToolResult`).
+
+        `seen_hashes`: SHA-256 of images already in the conversation (the `sha256` of earlier
+        attached images); such an image is not attached again, and the text says so."""
+        context = self._context("mcp", provider, model, seen_hashes)
         return self._traced(await route_mcp(result, context, tool_name=tool_name))
 
     async def mcp_text(
@@ -85,9 +94,10 @@ class Router:
         model: str,
         path: str | None = None,
         text: str = "",
+        seen_hashes: Iterable[str] = (),
     ) -> RoutedResult:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
-        context = self._context(source, provider, model)
+        context = self._context(source, provider, model, seen_hashes)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 
     async def vision_analyze(
@@ -114,7 +124,9 @@ class Router:
             registry=self._gate.resolver.registry,
         )
 
-    def _context(self, source: str, provider: str, model: str) -> LaneContext:
+    def _context(
+        self, source: str, provider: str, model: str, seen_hashes: Iterable[str] = ()
+    ) -> LaneContext:
         decision = self._gate.decide(provider, model, trace=False)
         policy = self._gate.compiled.policy
         return LaneContext(
@@ -124,6 +136,7 @@ class Router:
             sanitize=policy.sanitize,
             cache=self._cache,
             vision=self._vision_factory(provider, model),
+            seen_hashes=frozenset(seen_hashes),
         )
 
     def _traced(self, result: RoutedResult) -> RoutedResult:
