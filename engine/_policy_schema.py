@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._diagnostics import Diagnostic
-from ._validate import as_list, did_you_mean
+from ._validate import as_list, recode
 from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -129,13 +129,11 @@ def refine_policy_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     path = diagnostic.document_path
     in_when = len(path) >= 4 and path[0] in ("rules", "invariants") and path[2] == "when"
     if diagnostic.code == "unknown-key" and in_when:
-        return _recode(
-            diagnostic, "unknown-fact", f"unknown fact `{path[3]}`", list(FACTS), path[3]
-        )
+        return recode(diagnostic, "unknown-fact", f"unknown fact `{path[3]}`", list(FACTS), path[3])
     if diagnostic.code == "unknown-value" and in_when:
         fact = str(path[3])
         bad = diagnostic.message.split("`")[1]
-        return _recode(
+        return recode(
             diagnostic,
             "unknown-fact-value",
             f"`{bad}` is not a value of fact `{fact}`",
@@ -145,18 +143,5 @@ def refine_policy_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     is_lane = path[-1:] in (("lane",), ("expect",), ("default",))
     if diagnostic.code == "unknown-value" and is_lane:
         bad = diagnostic.message.split("`")[1]
-        return _recode(diagnostic, "unknown-lane", f"unknown lane `{bad}`", list(LANES), bad)
+        return recode(diagnostic, "unknown-lane", f"unknown lane `{bad}`", list(LANES), bad)
     return diagnostic
-
-
-def _recode(
-    diagnostic: Diagnostic, code: str, message: str, choices: list[str], word: object
-) -> Diagnostic:
-    return Diagnostic(
-        code,
-        diagnostic.severity,
-        message,
-        diagnostic.location,
-        diagnostic.document_path,
-        help=did_you_mean(word, choices),
-    )

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from ._diagnostics import Diagnostic
-from ._validate import as_list, did_you_mean
+from ._validate import as_list, recode
 from ._yaml import LoadedYaml
 
 API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
@@ -103,10 +103,10 @@ def refine_registry_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     path = diagnostic.document_path
     if diagnostic.code == "unknown-value" and path[-1:] == ("api",):
         bad = diagnostic.message.split("`")[1]
-        return _recode(diagnostic, "unknown-api", f"unknown api `{bad}`", API_NAMES, bad)
+        return recode(diagnostic, "unknown-api", f"unknown api `{bad}`", API_NAMES, bad)
     if diagnostic.code == "unknown-value" and "formats" in path:
         bad = diagnostic.message.split("`")[1]
-        return _recode(diagnostic, "unknown-format", f"unknown format `{bad}`", MEDIA_TYPES, bad)
+        return recode(diagnostic, "unknown-format", f"unknown format `{bad}`", MEDIA_TYPES, bad)
     if diagnostic.code == "bad-type" and diagnostic.message.startswith("expected boolean,"):
         found = diagnostic.message.removeprefix("expected boolean,")
         return replace(diagnostic, message=f"expected true or false,{found}")
@@ -114,21 +114,8 @@ def refine_registry_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
         # Cerberus keeps a provider's schema under `valuesrules`, which the generic
         # suggestion code does not walk; suggest from the right schema here.
         keys = PROVIDER_SCHEMA if len(path) == 3 else RULE_SCHEMA
-        return _recode(diagnostic, "unknown-key", diagnostic.message, tuple(keys), path[-1])
+        return recode(diagnostic, "unknown-key", diagnostic.message, tuple(keys), path[-1])
     return diagnostic
-
-
-def _recode(
-    diagnostic: Diagnostic, code: str, message: str, choices: tuple[str, ...], word: object
-) -> Diagnostic:
-    return Diagnostic(
-        code,
-        diagnostic.severity,
-        message,
-        diagnostic.location,
-        diagnostic.document_path,
-        help=did_you_mean(word, sorted(choices)),
-    )
 
 
 def place_registry_diagnostic(diagnostic: Diagnostic, loaded: LoadedYaml) -> Diagnostic:

@@ -33,6 +33,20 @@ def did_you_mean(word: object, choices: Sequence[str]) -> str:
     return f"expected one of {listed}"
 
 
+def recode(
+    diagnostic: Diagnostic, code: str, message: str, choices: Sequence[str], word: object
+) -> Diagnostic:
+    """The same problem under a more precise code and message, with a did-you-mean help."""
+    return Diagnostic(
+        code,
+        diagnostic.severity,
+        message,
+        diagnostic.location,
+        diagnostic.document_path,
+        help=did_you_mean(word, sorted(choices)),
+    )
+
+
 def validate(
     loaded: LoadedYaml, schema: Mapping[str, Any], refine: Refine | None = None
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
