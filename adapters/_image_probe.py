@@ -53,6 +53,7 @@ class Probe:
         self._prepared: dict[tuple[str, bool], Image.Image] = {}
         self._encoded: dict[tuple[Codec, int | None], bytes] = {}
         self._calibration: dict[Codec, float] = {}
+        self._similarity: dict[tuple[Codec, int | None], float] = {}
 
     def predict(self, codec: Codec, quality: int | None) -> float:
         """Predicted bytes of the full image encoded with `codec` at `quality`."""
@@ -77,9 +78,12 @@ class Probe:
 
     def similarity(self, codec: Codec, quality: int | None) -> float:
         """Windowed SSIM of the sample encoded with `codec` at `quality` against the sample."""
-        decoded = Image.open(io.BytesIO(self._sample_bytes(codec, quality)))
-        decoded.load()
-        return similarity(self.sample, decoded)
+        key = (codec, quality)
+        if key not in self._similarity:
+            decoded = Image.open(io.BytesIO(self._sample_bytes(codec, quality)))
+            decoded.load()
+            self._similarity[key] = similarity(self.sample, decoded)
+        return self._similarity[key]
 
     def photographic(self) -> bool:
         """Whether bytes grow with quality as a photo's do, rather than as text's and UI's."""

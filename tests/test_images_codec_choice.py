@@ -1,0 +1,64 @@
+"""Regression: JPEG-or-WebP for photos is settled by WebP's top quality when JPEG beats it."""
+
+from __future__ import annotations
+
+import io
+
+import skimage.data
+from _image_samples import target
+from PIL import Image
+
+from visiongate.adapters import _image_fit
+from visiongate.adapters._image_encode import WEBP, Codec
+from visiongate.adapters._images import ProcessedImage, process_image
+
+
+class _FakeProbe:
+    """Sizes and detail scores by codec, recording every quality asked of WebP."""
+
+    exact = True
+
+    def __init__(self, jpeg_detail: float, webp_detail: float) -> None:
+        self.details = {"image/jpeg": jpeg_detail, "image/webp": webp_detail}
+        self.webp_asked: list[int | None] = []
+
+    def predict(self, codec: Codec, quality: int | None) -> float:
+        if codec is WEBP:
+            self.webp_asked.append(quality)
+        return float(quality or 0) * (8 if codec is WEBP else 1)
+
+    def similarity(self, codec: Codec, quality: int | None) -> float:
+        return self.details[codec.media_type] - (95 - (quality or 0)) / 1000
+
+    def full_encode(self, codec: Codec, quality: int | None) -> bytes:
+        return b"x" * 100
+
+    def calibrate(self, codec: Codec, quality: int | None, actual: int) -> None:
+        pass
+
+
+def _choose(probe: _FakeProbe) -> _image_fit._Choice | None:
+    fit_plan = _image_fit.plan(target(budget=1000), "image/png", 1, 1, (64, 64), None)
+    attempt = _image_fit._Attempt(probe, fit_plan, _image_fit._Kind())  # type: ignore[arg-type]
+    return _image_fit._jpeg_if_better(attempt, _image_fit.WEBP_PHOTO_FLOOR)
+
+
+def test_jpeg_beating_webp_top_quality_skips_the_webp_search() -> None:
+    probe = _FakeProbe(jpeg_detail=0.99, webp_detail=0.95)
+    chosen = _choose(probe)
+    assert chosen is not None and chosen.codec.media_type == "image/jpeg"
+    assert probe.webp_asked == []
+
+
+def test_webp_within_reach_of_jpeg_is_still_searched() -> None:
+    probe = _FakeProbe(jpeg_detail=0.95, webp_detail=0.99)
+    assert _choose(probe) is None
+    assert probe.webp_asked
+
+
+def test_noisy_photo_still_picks_webp_when_it_keeps_more() -> None:
+    buffer = io.BytesIO()
+    Image.fromarray(skimage.data.hubble_deep_field()).save(buffer, "PNG")
+    result = process_image(buffer.getvalue(), target())
+    assert isinstance(result, ProcessedImage)
+    assert result.media_type == "image/webp"
