@@ -6,6 +6,7 @@ import hashlib
 
 from ._image_decode import DecodedImage, decode, fitted_size
 from ._image_fit import fit, plan
+from ._image_repair import drop_corrupt_ancillary_chunks
 from ._image_sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._image_source import SourceImage
 from ._image_types import ImageTarget, ProcessedImage, Refusal, RefusedImage
@@ -28,6 +29,9 @@ def process_with_digest(
 
 
 def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None) -> ProcessedImage:
+    if sniffed == "image/png":
+        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do.
+        data = drop_corrupt_ancillary_chunks(data)
     decoded = decode(data, _decodable(data, sniffed), target.max_edge_px)
     if _passes_through(data, decoded, target):
         return _processed(
