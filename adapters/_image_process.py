@@ -29,11 +29,13 @@ def process_with_digest(
 
 
 def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None) -> ProcessedImage:
+    original = data
     if sniffed == "image/png":
-        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do.
+        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do; the repaired
+        # file is re-encoded, since passthrough promises the tool's bytes unchanged.
         data = drop_corrupt_ancillary_chunks(data)
     decoded = decode(data, _decodable(data, sniffed), target.max_edge_px)
-    if _passes_through(data, decoded, target):
+    if data is original and _passes_through(data, decoded, target):
         return _processed(
             decoded,
             digest,

@@ -54,5 +54,5 @@ def _is_ancillary(chunk: bytes) -> bool:
 
 
 def _crc_ok(chunk: bytes, length: int) -> bool:
-    (stored,) = struct.unpack_from(">I", chunk, 8 + length)
+    stored: int = struct.unpack_from(">I", chunk, 8 + length)[0]
     return zlib.crc32(chunk[4 : 8 + length]) & 0xFFFFFFFF == stored
