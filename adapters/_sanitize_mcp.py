@@ -155,13 +155,7 @@ def sanitize_list_tools_result(result: ListToolsResult, sanitizer: Sanitizer) ->
 
 def sanitize_resource(resource: Resource, sanitizer: Sanitizer) -> Resource:
     """Clean a resource's name, title, description and `_meta`; not its URI."""
-    return _copy(
-        resource,
-        name=sanitizer.text(resource.name, RESOURCE),
-        title=_optional(resource.title, RESOURCE, sanitizer),
-        description=_optional(resource.description, RESOURCE, sanitizer),
-        meta=sanitizer.meta(resource.meta, META),
-    )
+    return _named(resource, RESOURCE, sanitizer)
 
 
 def sanitize_list_resources_result(
@@ -200,17 +194,11 @@ def sanitize_list_prompts_result(
 
 
 def _block(block: ContentBlock, text_surface: str, sanitizer: Sanitizer) -> ContentBlock:
+    if isinstance(block, ResourceLink):
+        return _named(block, RESOURCE_LINK, sanitizer)
     meta = sanitizer.meta(block.meta, META)
     if isinstance(block, TextContent):
         return _copy(block, text=sanitizer.text(block.text, text_surface), meta=meta)
-    if isinstance(block, ResourceLink):
-        return _copy(
-            block,
-            name=sanitizer.text(block.name, RESOURCE_LINK),
-            title=_optional(block.title, RESOURCE_LINK, sanitizer),
-            description=_optional(block.description, RESOURCE_LINK, sanitizer),
-            meta=meta,
-        )
     if isinstance(block, EmbeddedResource):
         resource = _contents(block.resource, RESOURCE_TEXT, sanitizer)
         return _copy(block, resource=resource, meta=meta)
@@ -250,12 +238,20 @@ def _argument(argument: PromptArgument, sanitizer: Sanitizer) -> PromptArgument:
 
 
 def _resource_template(template: ResourceTemplate, sanitizer: Sanitizer) -> ResourceTemplate:
+    return _named(template, RESOURCE, sanitizer)
+
+
+_Named = TypeVar("_Named", Resource, ResourceTemplate, ResourceLink)
+
+
+def _named(item: _Named, surface: str, sanitizer: Sanitizer) -> _Named:
+    """Resources, templates and links: name, title, description and `_meta` are text."""
     return _copy(
-        template,
-        name=sanitizer.text(template.name, RESOURCE),
-        title=_optional(template.title, RESOURCE, sanitizer),
-        description=_optional(template.description, RESOURCE, sanitizer),
-        meta=sanitizer.meta(template.meta, META),
+        item,
+        name=sanitizer.text(item.name, surface),
+        title=_optional(item.title, surface, sanitizer),
+        description=_optional(item.description, surface, sanitizer),
+        meta=sanitizer.meta(item.meta, META),
     )
 
 
