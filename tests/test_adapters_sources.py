@@ -5,20 +5,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _routing_helpers import (
     DESCRIPTION,
-    PROXY_VARIABLES,
     UNREACHABLE,
     VisionEndpoint,
     aux_config,
     endpoint_backend,
     make_router,
-    vision_endpoint,
 )
 from mcp.types import CallToolResult, ImageContent
 
@@ -29,15 +26,6 @@ from visiongate.adapters._router import Router
 
 NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 TEXT_ONLY = {"provider": "deepseek", "model": "deepseek-chat"}
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[VisionEndpoint]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in PROXY_VARIABLES:
-            patch.delenv(name, raising=False)
-        with vision_endpoint() as running:
-            yield running
 
 
 @pytest.fixture(scope="module")

@@ -13,19 +13,17 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _routing_helpers import (
     DESCRIPTION,
-    PROXY_VARIABLES,
     UNREACHABLE,
     VisionEndpoint,
     aux_config,
     make_router,
-    vision_endpoint,
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
@@ -75,15 +73,6 @@ async def session(anyio_backend: str) -> AsyncIterator[ClientSession]:
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("integration") / "images"
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[VisionEndpoint]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in PROXY_VARIABLES:
-            patch.delenv(name, raising=False)
-        with vision_endpoint() as running:
-            yield running
 
 
 @pytest.fixture(scope="module")
