@@ -136,10 +136,6 @@ class Decision:
     def decision_id(self) -> str:
         return f"{_PROCESS_PREFIX}-{self._number:08d}"
 
-    @property
-    def native(self) -> bool:
-        return self._verdict.lane == "native"
-
     def record(self, **additions: Any) -> dict[str, Any]:
         """The versioned trace record (one JSON object); `additions` are appended as fields."""
         record: dict[str, Any] = {

@@ -37,11 +37,6 @@ def all_cells() -> Iterator[Cell]:
         yield (values[0], values[1], values[2], values[3])
 
 
-def cell_from_facts(facts: dict[str, str]) -> Cell:
-    """The cell for a complete mapping of fact name to value (no validation)."""
-    return (facts["mode"], facts["catalog"], facts["aux"], facts["path"])
-
-
 def cell_facts(cell: Cell) -> dict[str, str]:
     """The fact mapping of a cell."""
     return dict(zip(FACT_NAMES, cell, strict=True))
