@@ -128,7 +128,8 @@ class Router:
         self, source: str, provider: str, model: str, seen_hashes: Iterable[str] = ()
     ) -> LaneContext:
         decision = self._gate.decide(provider, model, trace=False)
-        policy = self._gate.compiled.policy
+        # The settings of the policy that decided, even if a reload swapped it since.
+        policy = decision.full_policy or self._gate.compiled.policy
         return LaneContext(
             decision=decision,
             source=source,

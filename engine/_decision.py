@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import IO, Any
 
 from ._compile import CellVerdict
+from ._policy import Policy
 from ._vocabulary import FACT_NAMES, Cell
 
 SCHEMA_VERSION = 1
@@ -61,6 +62,9 @@ class DecisionContext:
     provider: str | None = None
     model: str | None = None
     resolved: Any = None
+    full_policy: Policy | None = None
+    """The policy that decided, whose `execution` and `sanitize` carry the lane out: taken with
+    the decision, so a reload in between cannot pair one policy's lane with another's settings."""
 
 
 class Decision:
@@ -98,6 +102,11 @@ class Decision:
     @property
     def model(self) -> str | None:
         return self._context.model
+
+    @property
+    def full_policy(self) -> Policy | None:
+        """The policy in force when deciding (execution and sanitize settings included)."""
+        return self._context.full_policy
 
     @property
     def extra(self) -> Any:

@@ -62,7 +62,7 @@ class ReloadResult:
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
     policy = compiled.policy
     ref = PolicyRef(policy.name, policy.version, policy.sha256, policy.path)
-    context = DecisionContext(ref, warnings=warnings)
+    context = DecisionContext(ref, warnings=warnings, full_policy=policy)
     return _State(compiled, compiled.table, ref, warnings, context)
 
 
@@ -77,6 +77,7 @@ def _context(state: _State, resolved: ResolvedFacts) -> DecisionContext:
         resolved.provider,
         resolved.model,
         resolved,
+        state.compiled.policy,
     )
     if len(state.contexts) >= _CONTEXTS_PER_STATE:
         state.contexts.clear()

@@ -210,3 +210,17 @@ def test_decide_without_trace_writes_nothing_so_an_adapter_can_write_one_full_re
     assert seen == []
     gate.trace(decision.record(source="mcp"))
     assert [record["source"] for record in seen] == ["mcp"]
+
+
+def test_a_decision_carries_the_policy_that_made_it_across_a_reload(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    _write(policy, bundled_policy_text("default"))
+    gate = Gate.load(policy)
+    before = gate.decide("anthropic", "claude-sonnet-4-5")
+    _write(policy, bundled_policy_text("examples/describe-mcp"))
+    assert gate.reload().ok
+    after = gate.decide("anthropic", "claude-sonnet-4-5")
+    assert before.full_policy is not None and after.full_policy is not None
+    assert before.full_policy.execution.text_action("mcp") == "reference"
+    assert after.full_policy.execution.text_action("mcp") == "describe"
+    assert before.full_policy.sha256 == before.policy.sha256 != after.policy.sha256
