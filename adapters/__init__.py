@@ -6,13 +6,13 @@ points. Everything else lives in private modules.
 """
 
 from ._cache import ImageCache
-from ._images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
-from ._mcp_client import call_and_route, call_mcp_tool
-from ._payloads import API_NAMES, Payload, render_payload
 from ._routed import RoutedResult
 from ._router import Router
-from ._sanitize import Sanitizer
-from ._vision import (
+from .images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
+from .mcp._client import call_and_route, call_mcp_tool
+from .payloads import API_NAMES, Payload, render_payload
+from .sanitize import Sanitizer
+from .vision import (
     Description,
     DescriptionNote,
     VisionBackend,

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate.engine._registry import ProviderRoute
+from visiongate.engine.facts._registry import ProviderRoute
 
-from ._images import ProcessedImage
-from ._vision import DescriptionNote
+from .images import ProcessedImage
+from .vision import DescriptionNote
 
 __all__ = [
     "MEDIA_PREFIX",

@@ -19,14 +19,11 @@ from mcp.types import CallToolResult
 
 from visiongate.engine import Gate
 
-from ._analyze import route_vision_analyze
 from ._cache import ImageCache
-from ._lane import LaneContext
-from ._mcp import route_mcp
-from ._payloads import Payload, render_payload
 from ._routed import RoutedResult
-from ._screenshots import route_screenshot
-from ._vision import VisionBackend, backend_from_config
+from .payloads import Payload, render_payload
+from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
+from .vision import VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 

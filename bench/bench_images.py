@@ -41,8 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _screens import DARK, LIGHT, photo_from_array, screenshot
 
-from visiongate.adapters._image_decode import fitted_size
-from visiongate.adapters._image_encode import (
+from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images._decode import fitted_size
+from visiongate.adapters.images._encode import (
     GIF,
     JPEG_420,
     JPEG_444,
@@ -52,9 +53,8 @@ from visiongate.adapters._image_encode import (
     encode,
     prepare,
 )
-from visiongate.adapters._image_normalize import standard_mode
-from visiongate.adapters._image_source import RESAMPLE
-from visiongate.adapters._images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images._normalize import standard_mode
+from visiongate.adapters.images._source import RESAMPLE
 from visiongate.engine._settings import NativeSettings
 
 FORMATS = ("image/jpeg", "image/png", "image/gif", "image/webp")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from visiongate.adapters._vision import LocalOCRBackend
+from visiongate.adapters.vision import LocalOCRBackend
 
 SIZE = (1920, 1080)
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")

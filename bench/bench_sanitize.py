@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from visiongate.adapters._sanitize import Sanitizer
-from visiongate.adapters._sanitize_text import BLACK_FLAG, tag_sequence
+from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.sanitize._text import BLACK_FLAG, tag_sequence
 from visiongate.engine._settings import SanitizeSettings
 
 ROUNDS: Final = 15

@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from ._catalog import ModelCatalog
 from ._compile import CellVerdict
-from ._config import AgentConfig
 from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, as_sink
 from ._diagnostics import Diagnostic, PolicyError
-from ._facts import FactResolver, ResolvedFacts
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._policy import source_sha256
-from ._registry import ProviderRegistry
 from ._validate import did_you_mean
 from ._vocabulary import FACTS, Cell
+from .facts._catalog import ModelCatalog
+from .facts._config import AgentConfig
+from .facts._registry import ProviderRegistry
+from .facts._resolver import FactResolver, ResolvedFacts
 
 logger = logging.getLogger("visiongate")
 

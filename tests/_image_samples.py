@@ -13,7 +13,7 @@ from pathlib import Path
 import skimage.data
 from PIL import Image, ImageDraw, ImageFont
 
-from visiongate.adapters._images import ImageTarget, ProcessedImage, sniff_media_type
+from visiongate.adapters.images import ImageTarget, ProcessedImage, sniff_media_type
 
 ALL_FORMATS = ("image/jpeg", "image/png", "image/gif", "image/webp")
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from visiongate.adapters._router import Router
-from visiongate.adapters._vision import OpenAICompatibleBackend, VisionBackend
+from visiongate.adapters.vision import OpenAICompatibleBackend, VisionBackend
 from visiongate.engine import Gate
 
 DESCRIPTION = "A build dashboard: a sidebar of projects and three panes of log lines."

@@ -18,8 +18,8 @@ from mcp.types import (
 )
 
 from visiongate.adapters._cache import ImageCache
-from visiongate.adapters._example_server import tile_png
-from visiongate.adapters._mcp_blocks import FoundImage, read_result
+from visiongate.adapters.mcp._blocks import FoundImage, read_result
+from visiongate.adapters.mcp.example_server import tile_png
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 

@@ -19,10 +19,10 @@ from _routing_helpers import (
 )
 from mcp.types import CallToolResult, ImageContent
 
-from visiongate.adapters._example_server import screenshot_png, tile_png
-from visiongate.adapters._payloads import API_NAMES
 from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters._router import Router
+from visiongate.adapters.mcp.example_server import screenshot_png, tile_png
+from visiongate.adapters.payloads._render import API_NAMES
 
 NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 TEXT_ONLY = {"provider": "deepseek", "model": "deepseek-chat"}

@@ -10,8 +10,8 @@ import pytest
 
 from visiongate.cli import main
 from visiongate.engine import Gate
-from visiongate.engine._audit import parse_time, read_traces, summarize, within
-from visiongate.engine._audit_report import explain_record
+from visiongate.engine.tooling.audit._read import parse_time, read_traces, summarize, within
+from visiongate.engine.tooling.audit._report import explain_record
 
 OLD_SHA = "0" * 64
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from visiongate.adapters._example_server import gallery_images, screenshot_png
+from visiongate.adapters.mcp.example_server import gallery_images, screenshot_png, server_command
 from visiongate.cli import main
 
 TARGET = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
-SERVER = [sys.executable, "-m", "visiongate.adapters._example_server"]
+SERVER = server_command()
 WRAPPER = [sys.executable, str(Path(__file__).parents[1] / "examples" / "screenshot_server.py")]
 
 

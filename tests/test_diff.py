@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from visiongate.cli import main
-from visiongate.engine._diff import SourceError, diff_sources, read_source
+from visiongate.engine.tooling._diff import SourceError, diff_sources, read_source
 
 ROOT = Path(__file__).parent.parent
 DEFAULT = (ROOT / "policies" / "default.yaml").read_text()

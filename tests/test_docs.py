@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from visiongate.cli import main
-from visiongate.engine._docs import MARKER, generate_pages, stale_pages, write_pages
-from visiongate.engine._lint import lint_text
-from visiongate.engine._lint_codes import LINT_CODES, docs_path
 from visiongate.engine._load import load_policy
+from visiongate.engine.tooling._docs import MARKER, generate_pages, stale_pages, write_pages
+from visiongate.engine.tooling.lint._check import lint_text
+from visiongate.engine.tooling.lint._codes import LINT_CODES, docs_path
 
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "policy_docs"

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from visiongate.engine import PolicyError
-from visiongate.engine._catalog import ModelCatalog
-from visiongate.engine._config import AgentConfig, coerce_bool
-from visiongate.engine._facts import FactResolver, ResolvedFacts
-from visiongate.engine._registry import ProviderRegistry
 from visiongate.engine._vocabulary import FACTS
+from visiongate.engine.facts._catalog import ModelCatalog
+from visiongate.engine.facts._config import AgentConfig, coerce_bool
+from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
 
 DATA = Path(__file__).parent / "data" / "facts"
 CASE_FILES = ("mode", "aux", "catalog", "path", "embed")

@@ -9,7 +9,7 @@ import time
 import pytest
 from _image_samples import encode, screenshot, target
 
-from visiongate.adapters._images import (
+from visiongate.adapters.images import (
     BatchResult,
     ImageWorker,
     process_images,

@@ -8,9 +8,9 @@ import skimage.data
 from _image_samples import target
 from PIL import Image
 
-from visiongate.adapters import _image_fit
-from visiongate.adapters._image_encode import WEBP, Codec
-from visiongate.adapters._images import ProcessedImage, process_image
+from visiongate.adapters.images import ProcessedImage, process_image
+from visiongate.adapters.images import _fit as _image_fit
+from visiongate.adapters.images._encode import WEBP, Codec
 
 
 class _FakeProbe:

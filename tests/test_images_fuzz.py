@@ -18,7 +18,7 @@ from _image_samples import (
 )
 from PIL import Image
 
-from visiongate.adapters._images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
 
 CASES_PER_SEED = 500
 TARGETS = (target(), target(formats=("image/png", "image/jpeg"), budget=6_000, edge=40))

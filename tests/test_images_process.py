@@ -20,7 +20,7 @@ from _image_samples import (
 )
 from PIL import Image, ImageOps
 
-from visiongate.adapters._images import (
+from visiongate.adapters.images import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,

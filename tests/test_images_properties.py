@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from visiongate.adapters._images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
 
 # Pillow writers and the modes each accepts (as generated here).
 WRITERS: dict[str, tuple[str, ...]] = {

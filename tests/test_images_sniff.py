@@ -6,7 +6,7 @@ import pytest
 from _image_samples import encode, photo
 from PIL import Image
 
-from visiongate.adapters._images import sniff_media_type
+from visiongate.adapters.images import sniff_media_type
 
 SMALL = Image.new("RGB", (8, 8), (10, 20, 30))
 

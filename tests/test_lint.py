@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from visiongate.cli import main
-from visiongate.engine._lint import LintOptions, lint_file, lint_paths, lint_text
-from visiongate.engine._lint_codes import LINT_CODES
 from visiongate.engine._load import compile_policy_text
+from visiongate.engine.tooling.lint._check import LintOptions, lint_file, lint_paths, lint_text
+from visiongate.engine.tooling.lint._codes import LINT_CODES
 
 DATA = Path(__file__).parent / "data" / "lint"
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((DATA / "expected.yaml").read_text())

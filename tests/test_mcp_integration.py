@@ -28,10 +28,15 @@ from _routing_helpers import (
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
-from visiongate.adapters import _image_batch
-from visiongate.adapters._example_server import ENGLAND_FLAG, screenshot_png, tile_png
-from visiongate.adapters._payloads import API_NAMES
 from visiongate.adapters._router import Router
+from visiongate.adapters.images import _batch as _image_batch
+from visiongate.adapters.mcp.example_server import (
+    ENGLAND_FLAG,
+    screenshot_png,
+    server_command,
+    tile_png,
+)
+from visiongate.adapters.payloads._render import API_NAMES
 
 pytestmark = pytest.mark.anyio
 
@@ -62,9 +67,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def session(anyio_backend: str) -> AsyncIterator[ClientSession]:
-    server = StdioServerParameters(
-        command=sys.executable, args=["-m", "visiongate.adapters._example_server"]
-    )
+    program, *arguments = server_command()
+    server = StdioServerParameters(command=program, args=arguments)
     async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
         await client.initialize()
         yield client

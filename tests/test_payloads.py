@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from visiongate.adapters._images import ProcessedImage
-from visiongate.adapters._payloads import API_NAMES, render_payload
 from visiongate.adapters._routed import RoutedResult
-from visiongate.engine._registry import ProviderRegistry, ProviderRoute
+from visiongate.adapters.images import ProcessedImage
+from visiongate.adapters.payloads._render import API_NAMES, render_payload
+from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
 
 GOLDEN = Path(__file__).parent / "data" / "payloads"
 REGENERATE = os.environ.get("VISIONGATE_REGEN_GOLDEN") == "1"

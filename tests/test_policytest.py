@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from visiongate.cli import main
-from visiongate.engine._policytest import parse_facts_text, parse_test_text
-from visiongate.engine._policytest_report import render_text, run_tests
+from visiongate.engine.tooling.policytest._load import parse_facts_text, parse_test_text
+from visiongate.engine.tooling.policytest._report import render_text, run_tests
 
 pytest_plugins = ["pytester"]
 
@@ -160,6 +160,7 @@ def test_pytest_collects_cases_as_items(pytester: pytest.Pytester) -> None:
     pytester.makefile(
         ".test.yaml",
         p=(
+            "visiongate: policy-test\n"
             "policy: default.yaml\n"
             "coverage: {rules: 100}\n"
             "cases:\n"
@@ -176,3 +177,45 @@ def test_pytest_collects_cases_as_items(pytester: pytest.Pytester) -> None:
             "*rule coverage of `default` is 33%, below 100%*",
         ]
     )
+
+
+UNDECLARED_CASES = (
+    "policy: default.yaml\n"
+    "cases:\n"
+    "  - {name: text mode, facts: mode=text, expect: {lane: text, rule: text-mode}}\n"
+)
+
+
+def test_pytest_plugin_never_collects_other_projects_test_yaml(pytester: pytest.Pytester) -> None:
+    """Another project's `docker-compose.test.yaml`, and even an undeclared file that looks
+    like a policy test, are left alone: visiongate is installed, yet nothing is collected."""
+    pytester.makefile(
+        ".test.yaml",
+        **{"docker-compose": "services:\n  web:\n    image: nginx\npolicy: not ours\n"},
+    )
+    pytester.makefile(".yaml", default=POLICY)
+    pytester.makefile(".test.yaml", lookalike=UNDECLARED_CASES)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes()
+    assert "docker-compose" not in result.stdout.str()
+
+
+def test_pytest_plugin_collects_undeclared_files_under_configured_paths(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nvisiongate_policy_tests = policies\n")
+    folder = pytester.mkdir("policies")
+    (folder / "default.yaml").write_text(POLICY)
+    (folder / "mine.test.yaml").write_text(UNDECLARED_CASES)
+    (pytester.path / "outside.test.yaml").write_text(UNDECLARED_CASES)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-q", "-rA")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*policies/mine.test.yaml*text mode*"])
+
+
+def test_declared_file_with_quoted_marker_and_comment_is_collected(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".yaml", default=POLICY)
+    pytester.makefile(".test.yaml", p="visiongate: 'policy-test'  # ours\n" + UNDECLARED_CASES)
+    pytester.runpytest("-p", "no:cacheprovider", "-q").assert_outcomes(passed=1)

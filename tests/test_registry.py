@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from visiongate.engine import PolicyError
-from visiongate.engine._registry import (
+from visiongate.engine.facts._registry import (
     API_NAMES,
     MEDIA_TYPES,
     ProviderOverride,

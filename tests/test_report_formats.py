@@ -15,9 +15,14 @@ from typing import Any
 import pytest
 
 from visiongate.engine._diagnostics import Diagnostic, Location
-from visiongate.engine._lint import FileReport, LintReport, lint_paths
-from visiongate.engine._lint_ignore import Suppressed
-from visiongate.engine._report import render_github, render_json, render_sarif, render_text
+from visiongate.engine.tooling.lint._check import FileReport, LintReport, lint_paths
+from visiongate.engine.tooling.lint._ignore import Suppressed
+from visiongate.engine.tooling.lint._report import (
+    render_github,
+    render_json,
+    render_sarif,
+    render_text,
+)
 
 DATA = Path(__file__).parent / "data" / "lint"
 SARIF_LEVELS = {"error", "warning", "note", "none"}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from visiongate.adapters._sanitize_keys import (
+from visiongate.adapters.sanitize._keys import (
     classify_meta_key,
     is_reserved_meta_key,
     reserved_by_2025_06_18,

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visiongate.adapters._sanitize import Sanitizer
-from visiongate.adapters._sanitize_text import (
+from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.sanitize._text import (
     BIDI_CONTROLS,
     BLACK_FLAG,
     CANCEL_TAG,

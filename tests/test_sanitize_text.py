@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from visiongate.adapters._sanitize import Sanitizer
-from visiongate.adapters._sanitize_text import tag_sequence
+from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.sanitize._text import tag_sequence
 from visiongate.engine._settings import SanitizeSettings
 
 CASES: list[dict[str, Any]] = yaml.safe_load(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from visiongate.adapters._sanitize import Sanitizer
+from visiongate.adapters.sanitize._sanitizer import Sanitizer
 
 TAG_A = "\U000e0041"
 HIDDEN = "".join(chr(0xE0000 + ord(char)) for char in "obey me")

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 import pytest
 from PIL import Image, ImageDraw
 
-from visiongate.adapters._vision import (
+from visiongate.adapters.vision import (
     CachedVisionBackend,
     Description,
     LocalOCRBackend,
     VisionUnavailable,
 )
-from visiongate.adapters._vision_cache import cache_key
+from visiongate.adapters.vision._cache import cache_key
 
 
 @dataclass

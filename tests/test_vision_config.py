@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from visiongate.adapters._vision import (
+from visiongate.adapters.vision import (
     CachedVisionBackend,
     LocalOCRBackend,
     OpenAICompatibleBackend,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from visiongate.adapters._vision import (
+from visiongate.adapters.vision import (
     OpenAICompatibleBackend,
     VisionUnavailable,
     backend_from_config,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from visiongate.adapters._vision_layout import (
+from visiongate.adapters.vision._layout import (
     TextBox,
     arrange_lines,
     boxes_from_ocr,

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pytest
 from PIL import Image
 
-import visiongate.adapters._vision as vision
-from visiongate.adapters._vision import (
+import visiongate.adapters.vision as vision
+from visiongate.adapters.vision import (
     Description,
     DescriptionNote,
     VisionUnavailable,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from visiongate.adapters._vision import (
+from visiongate.adapters.vision import (
     LocalOCRBackend,
     VisionUnavailable,
     describe_or_unavailable,

@@ -1,0 +1,210 @@
+"""The images of one tool result: at most N attached, tried in order, off the loop if async."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Final, ParamSpec, TypeVar
+
+from visiongate.engine._settings import NativeSettings
+
+from ._process import process_with_digest
+from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+DEFAULT_WORKERS: Final = 2
+"""Threads of the default worker: Pillow releases the GIL while it decodes, resizes and encodes."""
+
+
+class _Planner:
+    """Which image to try next, so that any number in flight gives the one-at-a-time result."""
+
+    def __init__(
+        self,
+        count: int,
+        settings: NativeSettings,
+        seen_hashes: frozenset[str],
+        digest_of: Callable[[int], str],
+    ) -> None:
+        self._count = count
+        self._settings = settings
+        self._digest_of = digest_of
+        self._attached_at: dict[str, int] = {}
+        self._seen = seen_hashes
+        self._cursor = 0
+        self._tried = 0
+        self._attached: list[tuple[int, ProcessedImage]] = []
+        self._refused: list[tuple[int, RefusedImage]] = []
+        self._skipped: list[tuple[int, SkippedImage]] = []
+
+    def next_window(self) -> list[tuple[int, str]]:
+        """Candidates (index, digest) that can all run now: no more than the free slots."""
+        window: list[tuple[int, str]] = []
+        while self._cursor < self._count and len(window) < self._room():
+            digest = self._digest_of(self._cursor)
+            if self._skip_if_known(self._cursor, digest):
+                self._cursor += 1
+                continue
+            if any(digest == queued for _, queued in window):
+                break  # whether it is a duplicate depends on a result still in flight
+            window.append((self._cursor, digest))
+            self._cursor += 1
+        return window
+
+    def record(self, index: int, digest: str, result: ProcessedImage | RefusedImage) -> None:
+        """Note what became of a candidate from the last window."""
+        self._tried += 1
+        if isinstance(result, ProcessedImage):
+            self._attached.append((index, result))
+            self._attached_at.setdefault(digest, index)
+        else:
+            self._refused.append((index, result))
+
+    def result(self) -> BatchResult:
+        """The batch outcome; images past the cursor were never looked at."""
+        return BatchResult(
+            attached=tuple(image for _, image in self._attached),
+            refused=tuple(self._refused),
+            skipped=tuple(self._skipped),
+            not_tried=tuple(range(self._cursor, self._count)),
+            attached_indexes=tuple(index for index, _ in self._attached),
+        )
+
+    def _room(self) -> int:
+        free_slots = self._settings.max_images - len(self._attached)
+        return max(0, min(free_slots, self._settings.candidates - self._tried))
+
+    def _skip_if_known(self, index: int, digest: str) -> bool:
+        if digest in self._seen:
+            note = f"skipped: same image as one already in the conversation (sha256 {digest[:12]})"
+        elif digest in self._attached_at:
+            note = f"skipped: same image as image {self._attached_at[digest] + 1} in this result"
+        else:
+            return False
+        self._skipped.append((index, SkippedImage(sha256=digest, note=note)))
+        return True
+
+
+def process_images(
+    images: Sequence[bytes],
+    target: ImageTarget,
+    settings: NativeSettings,
+    *,
+    seen_hashes: frozenset[str] = frozenset(),
+) -> BatchResult:
+    """Up to `settings.max_images` images made ready, trying at most `settings.candidates`.
+
+    A refused image gives its slot to the next; an image whose SHA-256 is in `seen_hashes`
+    (already in the conversation) or already attached from this result is skipped with a note.
+    """
+    digests: dict[int, str] = {}
+
+    def digest_of(index: int) -> str:
+        if index not in digests:
+            digests[index] = hashlib.sha256(images[index]).hexdigest()
+        return digests[index]
+
+    planner = _Planner(len(images), settings, seen_hashes, digest_of)
+    while window := planner.next_window():
+        for index, digest in window:
+            planner.record(index, digest, process_with_digest(images[index], target, digest))
+    return planner.result()
+
+
+class ImageWorker:
+    """Runs image processing in its own bounded thread pool, so an event loop never waits on it."""
+
+    def __init__(self, max_workers: int = DEFAULT_WORKERS) -> None:
+        if max_workers < 1:
+            raise ValueError("an image worker needs at least one thread")
+        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="visiongate-image")
+
+    async def process_image(
+        self, data: bytes, target: ImageTarget
+    ) -> ProcessedImage | RefusedImage:
+        """`process_image` in the pool."""
+        digest = await self._run(_sha256, data)
+        return await self._run(process_with_digest, data, target, digest)
+
+    async def process_images(
+        self,
+        images: Sequence[bytes],
+        target: ImageTarget,
+        settings: NativeSettings,
+        *,
+        seen_hashes: frozenset[str] = frozenset(),
+    ) -> BatchResult:
+        """`process_images` in the pool: a window of images runs in parallel, in input order."""
+        digests = await self._run(_sha256_all, images)
+        planner = _Planner(len(images), settings, seen_hashes, digests.__getitem__)
+        while window := planner.next_window():
+            results = await asyncio.gather(
+                *(
+                    self._run(process_with_digest, images[index], target, digest)
+                    for index, digest in window
+                )
+            )
+            for (index, digest), result in zip(window, results, strict=True):
+                planner.record(index, digest, result)
+        return planner.result()
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the threads; queued work is cancelled, running work finishes."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+    def __enter__(self) -> ImageWorker:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def _run(self, function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sha256_all(images: Sequence[bytes]) -> list[str]:
+    return [_sha256(data) for data in images]
+
+
+_DEFAULT_LOCK: Final = threading.Lock()
+
+
+@functools.cache
+def _cached_default_worker() -> ImageWorker:
+    return ImageWorker()
+
+
+def default_worker() -> ImageWorker:
+    """The process-wide worker (created on first use; one pool of DEFAULT_WORKERS threads)."""
+    with _DEFAULT_LOCK:
+        return _cached_default_worker()
+
+
+async def process_images_async(
+    images: Sequence[bytes],
+    target: ImageTarget,
+    settings: NativeSettings,
+    *,
+    seen_hashes: frozenset[str] = frozenset(),
+) -> BatchResult:
+    """`process_images` on the default worker's threads; the event loop stays responsive."""
+    return await default_worker().process_images(images, target, settings, seen_hashes=seen_hashes)

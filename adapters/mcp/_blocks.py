@@ -1,0 +1,169 @@
+"""Read a sanitized MCP `CallToolResult` into text lines and images found, in content order.
+
+Images are `ImageContent` blocks and embedded `BlobResourceContents` whose bytes are an image.
+Each one is decoded and written to the cache here, so the images a result can attach are
+exactly the files this call wrote; nothing in the server's text is ever taken for a path.
+Resource links stay links, audio stays out, and blocks whose `annotations.audience` leaves
+out the assistant are not shown to the model (Goose does the same, research §2.1).
+
+A line of the server's own text that starts like a `MEDIA:` line is prefixed with
+`[unverified]`, so an agent surface that attaches `MEDIA:` files cannot be steered by a
+server to attach a file of its choosing (say `MEDIA:/etc/passwd`).
+"""
+
+from __future__ import annotations
+
+import binascii
+from base64 import b64decode
+from dataclasses import dataclass
+from typing import Final
+
+from mcp.types import (
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+
+from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
+from .._routed import mark_unverified_media, media_line
+from ..images import sniff_media_type
+from ..images._sniff import NOT_IMAGES
+
+__all__ = ["FoundImage", "ReadResult", "read_result"]
+
+_NOT_FOR_MODEL: Final = "for the user only (audience), not shown to the model"
+
+
+@dataclass(frozen=True)
+class FoundImage:
+    """One image of a tool result, after decoding and caching."""
+
+    index: int
+    """1-based, in content order; the text's notes say `image <index>`."""
+    declared: str
+    """The media type the server declared (untrusted)."""
+    data: bytes
+    """The decoded bytes; empty when they could not be decoded."""
+    sniffed: str | None
+    cached: CachedFile | None
+    for_model: bool
+    """False when the block's audience leaves out the assistant."""
+    problem: str | None = None
+    """Why the bytes are unusable before any processing (bad base64, not an image)."""
+
+    @property
+    def path(self) -> str | None:
+        return str(self.cached.path) if self.cached is not None else None
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    lines: tuple[str, ...]
+    """The model-facing text, block by block, with a `MEDIA:` line where each image was."""
+    images: tuple[FoundImage, ...]
+    hidden_texts: int
+    """Text blocks left out because their audience leaves out the assistant."""
+    unverified_media_lines: int
+    """`MEDIA:` lines in the server's text, prefixed so no surface takes them for ours."""
+
+
+def read_result(result: CallToolResult, cache: ImageCache) -> ReadResult:
+    """Lines and images of a sanitized result; writes images to `cache` (blocking I/O)."""
+    lines: list[str] = []
+    images: list[FoundImage] = []
+    hidden = unverified = 0
+    for block in result.content:
+        if not _for_model(block.annotations) and isinstance(block, TextContent):
+            hidden += 1
+            continue
+        found = _image_of(block, len(images) + 1, cache)
+        if found is not None:
+            images.append(found)
+            lines.append(_image_line(found))
+            continue
+        for line in _text_lines(block):
+            marked, count = mark_unverified_media(line)
+            lines.append(marked)
+            unverified += count
+    return ReadResult(tuple(lines), tuple(images), hidden, unverified)
+
+
+def _for_model(annotations: Annotations | None) -> bool:
+    audience = annotations.audience if annotations is not None else None
+    return audience is None or "assistant" in audience
+
+
+def _image_of(block: ContentBlock, index: int, cache: ImageCache) -> FoundImage | None:
+    if isinstance(block, ImageContent):
+        return _decode(block.data, block.mime_type, index, cache, _for_model(block.annotations))
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        declared = block.resource.mime_type or ""
+        found = _decode(block.resource.blob, declared, index, cache, _for_model(block.annotations))
+        if declared.startswith("image/") or (found.sniffed or "").startswith("image/"):
+            return found
+    return None
+
+
+def _decode(
+    encoded: str, declared: str, index: int, cache: ImageCache, for_model: bool
+) -> FoundImage:
+    try:
+        data = b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        # Reported in the text and the record, not raised: one bad block must not sink the rest.
+        problem = "refused: its base64 data is invalid"
+        return FoundImage(index, declared, b"", None, None, for_model, problem)
+    sniffed = sniff_media_type(data)
+    if sniffed is None or extension_for(sniffed) == UNKNOWN_EXTENSION:
+        # Only raster images are written to the cache: an SVG or HTML file named by a
+        # `MEDIA:` line could run script in whatever surface opens it.
+        problem = f"refused: {NOT_IMAGES.get(sniffed or '', _not_raster(sniffed, declared))}"
+        return FoundImage(index, declared, data, sniffed, None, for_model, problem)
+    return FoundImage(index, declared, data, sniffed, cache.write(data, sniffed), for_model)
+
+
+def _not_raster(sniffed: str | None, declared: str) -> str:
+    if sniffed is None:
+        return f"its bytes are not a recognised image (declared `{declared}`)"
+    return f"unsupported image format `{sniffed}`"
+
+
+def _image_line(found: FoundImage) -> str:
+    if found.path is not None:
+        return media_line(found.path)
+    return f"[image {found.index}: {found.problem}]"
+
+
+def _text_lines(block: ContentBlock) -> list[str]:
+    if isinstance(block, TextContent):
+        return [block.text]
+    if not _for_model(block.annotations):
+        return []
+    if isinstance(block, ResourceLink):
+        kind = f", {block.mime_type}" if block.mime_type else ""
+        about = f": {block.description}" if block.description else ""
+        return [f"[resource link: {block.name} <{block.uri}>{kind}{about}]"]
+    if isinstance(block, EmbeddedResource):
+        return _resource_lines(block.resource)
+    if isinstance(block, AudioContent):
+        return [f"[audio ({block.mime_type}) omitted: audio does not reach the model]"]
+    return []
+
+
+def _resource_lines(resource: TextResourceContents | BlobResourceContents) -> list[str]:
+    if isinstance(resource, TextResourceContents):
+        return [f"[resource <{resource.uri}>]", resource.text]
+    kind = resource.mime_type or "unknown type"
+    return [f"[resource <{resource.uri}> ({kind}) omitted: not text and not an image]"]
+
+
+def hidden_note(count: int) -> str:
+    """The line saying some of the result was meant for the user only."""
+    return f"[{count} part(s) of this result are {_NOT_FOR_MODEL}]"

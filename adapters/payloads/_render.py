@@ -1,0 +1,267 @@
+"""Render a routed result as the tool-result message of a provider API.
+
+| api                | the tool result                             | its images                 |
+|--------------------|---------------------------------------------|----------------------------|
+| `anthropic`        | user message, `tool_result` block           | base64 `image` blocks      |
+| `openai-responses` | `function_call_output` item                 | `input_image` data URLs    |
+| `openai-chat`      | `tool` message (text only)                  | a following `user` message |
+| `gemini`           | `functionResponse` part (Gemini 3)          | `functionResponse.parts`   |
+| `bedrock`          | user message, `toolResult` block (Converse) | `image` blocks             |
+
+Rendering decides nothing: the gate chose the lane and the adapter chose the images. The only
+check here is a last-resort guard: an image is sent only in the native lane, on a route that
+accepts tool-result images, within the API's formats and limits; otherwise it is withheld and
+a one-line summary takes its place in the text. Bedrock's `bytes` are base64 on the JSON wire
+(the AWS SDKs want raw bytes: decode before handing the message to boto3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from visiongate.engine.facts._registry import ProviderRegistry
+
+from .._routed import RoutedResult
+from ..images import ProcessedImage
+
+__all__ = ["API_NAMES", "Payload", "Withheld", "render_payload"]
+
+API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """An image the guard kept out of the payload, and why."""
+
+    index: int
+    """1-based position among the result's attached images."""
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The messages to append to the conversation for one tool result."""
+
+    api: str
+    messages: tuple[Message, ...]
+    images_sent: int
+    withheld: tuple[Withheld, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {"api": self.api, "messages": list(self.messages)}
+
+    def summary(self) -> dict[str, Any]:
+        """What rendering did, for the decision record."""
+        return {
+            "api": self.api,
+            "images_sent": self.images_sent,
+            "withheld": [item.as_dict() for item in self.withheld],
+        }
+
+
+@dataclass(frozen=True)
+class _Limits:
+    formats: tuple[str, ...]
+    max_image_base64: int
+    max_edge_px: int
+    max_images: int
+
+
+def render_payload(
+    result: RoutedResult,
+    api: str | None = None,
+    *,
+    tool_call_id: str = "call_0",
+    tool_name: str | None = None,
+    registry: ProviderRegistry | None = None,
+) -> Payload:
+    """The tool-result message(s) of `result` for `api` (default: the route's own API).
+
+    `registry` supplies another API's formats and limits when `api` is not the route's; the
+    bundled registry is used when it is not given.
+    """
+    api = api or result.route.api
+    if api not in API_NAMES:
+        raise ValueError(f"unknown api `{api}`: expected one of {', '.join(API_NAMES)}")
+    images, withheld = _guard(result, _limits(result, api, registry))
+    text = _with_summaries(result.text, result.images, withheld) or "(the tool returned no text)"
+    name = tool_name or result.tool_name or result.source
+    messages = _RENDERERS[api](_Parts(text, images, result.is_error, tool_call_id, name))
+    return Payload(api, tuple(messages), len(images), tuple(withheld))
+
+
+@dataclass(frozen=True)
+class _Parts:
+    text: str
+    images: tuple[ProcessedImage, ...]
+    is_error: bool
+    call_id: str
+    tool_name: str
+
+
+# -- the guard -----------------------------------------------------------------------------------
+
+
+def _limits(result: RoutedResult, api: str, registry: ProviderRegistry | None) -> _Limits:
+    route = result.route
+    if api == route.api:
+        return _Limits(
+            route.formats, route.max_image_base64, route.max_edge_px, route.max_images_per_request
+        )
+    found = (registry or ProviderRegistry.bundled()).apis[api]
+    return _Limits(
+        found.formats, found.max_image_base64, found.max_edge_px, found.max_images_per_request
+    )
+
+
+def _guard(
+    result: RoutedResult, limits: _Limits
+) -> tuple[tuple[ProcessedImage, ...], list[Withheld]]:
+    """The images that may be sent, and the others with the reason they are withheld."""
+    if not result.images:
+        return (), []
+    refusal = _refusal(result)
+    if refusal is not None:
+        return (), [Withheld(index, refusal) for index in range(1, len(result.images) + 1)]
+    sent: list[ProcessedImage] = []
+    withheld: list[Withheld] = []
+    for index, image in enumerate(result.images, start=1):
+        problem = _image_problem(image, limits, len(sent))
+        if problem is None:
+            sent.append(image)
+        else:
+            withheld.append(Withheld(index, problem))
+    return tuple(sent), withheld
+
+
+def _refusal(result: RoutedResult) -> str | None:
+    if not result.native:
+        return f"the lane is `{result.lane}`, so no pixels enter the conversation"
+    if not result.route.accepts_tool_images:
+        return f"the route refuses images in tool results ({result.route.reason})"
+    if result.is_error:
+        return "error results stay text"
+    return None
+
+
+def _image_problem(image: ProcessedImage, limits: _Limits, already_sent: int) -> str | None:
+    if image.media_type not in limits.formats:
+        return f"`{image.media_type}` is not among the api's formats"
+    if len(image.base64) > limits.max_image_base64:
+        return f"{len(image.base64)} base64 bytes exceed the api's {limits.max_image_base64}"
+    if max(image.width, image.height) > limits.max_edge_px:
+        return f"{image.width}x{image.height} exceeds the api's {limits.max_edge_px} px edge"
+    if already_sent >= limits.max_images:
+        return f"the api takes at most {limits.max_images} images"
+    return None
+
+
+def _with_summaries(
+    text: str, images: Sequence[ProcessedImage], withheld: Sequence[Withheld]
+) -> str:
+    """`text` plus one line per withheld image, so the model knows what it is not seeing."""
+    lines = [text] if text else []
+    for item in withheld:
+        image = images[item.index - 1]
+        kind = image.media_type.partition("/")[2].upper()
+        lines.append(
+            f"[image {item.index} ({image.width}x{image.height} {kind}) not sent: {item.reason}]"
+        )
+    return "\n".join(lines)
+
+
+# -- the five shapes -----------------------------------------------------------------------------
+
+
+def _data_url(image: ProcessedImage) -> str:
+    return f"data:{image.media_type};base64,{image.base64}"
+
+
+def _anthropic(parts: _Parts) -> list[Message]:
+    content: list[Message] = [{"type": "text", "text": parts.text}]
+    content += [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
+        }
+        for image in parts.images
+    ]
+    block: Message = {"type": "tool_result", "tool_use_id": parts.call_id, "content": content}
+    if parts.is_error:
+        block["is_error"] = True
+    return [{"role": "user", "content": [block]}]
+
+
+def _openai_responses(parts: _Parts) -> list[Message]:
+    output: str | list[Message] = parts.text
+    if parts.images:
+        output = [{"type": "input_text", "text": parts.text}]
+        output += [
+            {"type": "input_image", "image_url": _data_url(image), "detail": "auto"}
+            for image in parts.images
+        ]
+    return [{"type": "function_call_output", "call_id": parts.call_id, "output": output}]
+
+
+def _openai_chat(parts: _Parts) -> list[Message]:
+    """Tool messages take text only; images follow in a user message, as Goose and Pydantic AI
+    do on Chat Completions (research §4)."""
+    if not parts.images:
+        return [{"role": "tool", "tool_call_id": parts.call_id, "content": parts.text}]
+    count = len(parts.images)
+    note = f"[{count} image(s) from this tool result follow in the next message]"
+    user: list[Message] = [
+        {"type": "text", "text": f"The image(s) returned by tool call {parts.call_id}:"}
+    ]
+    user += [
+        {"type": "image_url", "image_url": {"url": _data_url(image)}} for image in parts.images
+    ]
+    return [
+        {"role": "tool", "tool_call_id": parts.call_id, "content": f"{parts.text}\n{note}"},
+        {"role": "user", "content": user},
+    ]
+
+
+def _gemini(parts: _Parts) -> list[Message]:
+    """`functionResponse.parts` (Gemini 3); no `$ref`/`displayName`, which 400 in practice
+    (python-genai #2268, #2792)."""
+    key = "error" if parts.is_error else "output"
+    response: Message = {
+        "id": parts.call_id,
+        "name": parts.tool_name,
+        "response": {key: parts.text},
+    }
+    if parts.images:
+        response["parts"] = [
+            {"inlineData": {"mimeType": image.media_type, "data": image.base64}}
+            for image in parts.images
+        ]
+    return [{"role": "user", "parts": [{"functionResponse": response}]}]
+
+
+def _bedrock(parts: _Parts) -> list[Message]:
+    content: list[Message] = [{"text": parts.text}]
+    content += [
+        {"image": {"format": image.media_type.partition("/")[2], "source": {"bytes": image.base64}}}
+        for image in parts.images
+    ]
+    block: Message = {"toolUseId": parts.call_id, "content": content}
+    if parts.is_error:
+        block["status"] = "error"
+    return [{"role": "user", "content": [{"toolResult": block}]}]
+
+
+_RENDERERS: Final[Mapping[str, Callable[[_Parts], list[Message]]]] = {
+    "anthropic": _anthropic,
+    "openai-responses": _openai_responses,
+    "openai-chat": _openai_chat,
+    "gemini": _gemini,
+    "bedrock": _bedrock,
+}

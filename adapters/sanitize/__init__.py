@@ -1,0 +1,10 @@
+"""Cleaning untrusted tool output: invisible TAG smuggling, reserved MCP `_meta` keys.
+
+`Sanitizer` (`_sanitizer`) cleans text, JSON-like values and `_meta` mappings and tallies what
+it removed; `_text` holds the character rules, `_keys` the reserved-key test, and `_mcp` walks
+the MCP result, tool, resource and prompt types.
+"""
+
+from ._sanitizer import Sanitizer
+
+__all__ = ["Sanitizer"]

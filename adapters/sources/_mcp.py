@@ -1,0 +1,235 @@
+"""Route an MCP `CallToolResult`: sanitize, cache its images, carry out the gate's lane.
+
+Choices an agent developer should know:
+
+- Images to attach are the bytes this call decoded and wrote to the cache; a `MEDIA:` path in
+  the server's text is only text. Every image keeps a `MEDIA:<path>` line in the text half.
+- Native lane: up to `max_images` images are fitted to the route and attached; the others
+  stay as paths, with a note saying why. Text lane: `reference` leaves the paths, `describe`
+  asks the auxiliary backend about up to `max_images` of them.
+- Blocks whose `annotations.audience` leaves out the assistant are not for the model: their
+  text is left out and their images are cached (so the user's surface can show them) but
+  never attached nor described.
+- An `is_error` result stays text: its images are cached and referenced, never attached.
+- `structured_content` and the model-facing `_meta` are sanitized, kept on the result and
+  written as JSON lines into the text (structured content only when no text block holds it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from .._routed import RoutedResult, json_line, mark_unverified_media
+from ..images import BatchResult, ProcessedImage
+from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
+from ..sanitize._mcp import sanitize_call_tool_result
+from ..sanitize._sanitizer import Sanitizer
+from ..vision import DescriptionNote
+from ._lane import LaneContext, attached_summary, image_label
+
+__all__ = ["route_mcp"]
+
+
+@dataclass
+class _Outcome:
+    """What carrying out the lane produced; filled by one of the lane functions."""
+
+    action: str
+    notes: list[str] = field(default_factory=list)
+    images: list[ProcessedImage] = field(default_factory=list)
+    descriptions: list[DescriptionNote] = field(default_factory=list)
+    attached: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    described: list[dict[str, Any]] = field(default_factory=list)
+
+    def refuse(self, found: FoundImage, reason: str) -> None:
+        self.notes.append(f"[image {found.index} not attached: {reason}]")
+        self.refused.append({"index": found.index, "reason": reason})
+
+
+async def route_mcp(
+    result: CallToolResult, context: LaneContext, *, tool_name: str | None = None
+) -> RoutedResult:
+    """Route one MCP tool result for the decision in `context`."""
+    sanitizer = context.sanitizer()
+    clean = sanitize_call_tool_result(result, sanitizer)
+    read = await asyncio.to_thread(read_result, clean, context.cache)
+    outcome = await _carry_out(read, clean.is_error, context)
+    unverified = read.unverified_media_lines + _add_descriptions(outcome, sanitizer)
+    text = _compose(read, outcome, clean)
+    paths = tuple(found.path for found in read.images if found.path is not None)
+    execution = _execution(read, outcome, paths, clean.is_error, tool_name)
+    execution["unverified_media_lines"] = unverified
+    return RoutedResult(
+        source=context.source,
+        lane=context.lane,
+        text=text,
+        route=context.route,
+        images=tuple(outcome.images),
+        descriptions=tuple(outcome.descriptions),
+        structured_content=clean.structured_content,
+        meta=clean.meta,
+        is_error=clean.is_error,
+        media_paths=paths,
+        tool_name=tool_name,
+        record=context.record(execution, sanitizer.counts()),
+    )
+
+
+def _add_descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> int:
+    """Append the descriptions as notes; returns how many `MEDIA:` lines had to be marked.
+
+    A described screenshot may show `MEDIA:/some/file` as text: it is marked like the server's.
+    """
+    marked = 0
+    for note in outcome.descriptions:
+        described, count = mark_unverified_media(sanitizer.text(note.text, "description"))
+        outcome.notes.append(described)
+        marked += count
+    return marked
+
+
+async def _carry_out(read: ReadResult, is_error: bool, context: LaneContext) -> _Outcome:
+    if is_error:
+        return _error_result(read)
+    if context.lane == "native":
+        return await _native(read, context)
+    if context.text_action == "describe":
+        return await _describe(read, context)
+    return _reference(read)
+
+
+def _usable(read: ReadResult, outcome: _Outcome) -> list[FoundImage]:
+    """Images that may reach the model; the others are recorded as refused here."""
+    usable = []
+    for found in read.images:
+        if found.problem is not None:
+            outcome.refused.append({"index": found.index, "reason": found.problem})
+        elif not found.for_model:
+            outcome.refuse(found, "it is for the user only (audience)")
+        else:
+            usable.append(found)
+    return usable
+
+
+def _error_result(read: ReadResult) -> _Outcome:
+    outcome = _Outcome("error_text")
+    for found in _usable(read, outcome):
+        outcome.refuse(found, "the tool reported an error, so its result stays text")
+    return outcome
+
+
+async def _native(read: ReadResult, context: LaneContext) -> _Outcome:
+    outcome = _Outcome("attach")
+    usable = _usable(read, outcome)
+    if not usable:
+        return outcome
+    batch = await context.attach([found.data for found in usable])
+    _apply_batch(batch, usable, outcome, context.native_settings.max_images)
+    return outcome
+
+
+def _apply_batch(
+    batch: BatchResult, usable: list[FoundImage], outcome: _Outcome, max_images: int
+) -> None:
+    for position, image in zip(batch.attached_indexes, batch.attached, strict=True):
+        found = usable[position]
+        outcome.images.append(image)
+        outcome.notes.append(
+            f"[image {found.index} attached: {image_label(image)}; {image.scale_note}]"
+        )
+        outcome.attached.append(attached_summary(found.index, image, len(found.data)))
+    for position, refused in batch.refused:
+        outcome.refuse(usable[position], refused.reason)
+    for position, skipped in batch.skipped:
+        outcome.refuse(usable[position], skipped.note)
+    for position in batch.not_tried:
+        outcome.refuse(
+            usable[position],
+            f"at most {max_images} images are attached per result; "
+            "call vision_analyze with its MEDIA: path to see it",
+        )
+
+
+def _reference(read: ReadResult) -> _Outcome:
+    outcome = _Outcome("reference")
+    usable = _usable(read, outcome)
+    if usable:
+        outcome.notes.append(_kept_out_note(len(usable)))
+    return outcome
+
+
+async def _describe(read: ReadResult, context: LaneContext) -> _Outcome:
+    outcome = _Outcome("describe")
+    usable = _usable(read, outcome)
+    limit = context.native_settings.max_images
+    for found in usable[:limit]:
+        assert found.sniffed is not None  # usable images were sniffed and cached
+        note = await context.describe(found.data, found.sniffed, found.path)
+        outcome.descriptions.append(note)
+        outcome.described.append(
+            {"index": found.index, "ok": note.ok, "backend": note.backend, "reason": note.reason}
+        )
+    if usable[limit:]:
+        outcome.notes.append(_kept_out_note(len(usable) - limit))
+    return outcome
+
+
+def _kept_out_note(count: int) -> str:
+    return (
+        f"[{count} image(s) kept out of the conversation (text lane); to learn what one shows, "
+        "call vision_analyze with its MEDIA: path]"
+    )
+
+
+def _compose(read: ReadResult, outcome: _Outcome, clean: CallToolResult) -> str:
+    lines = list(read.lines)
+    if read.hidden_texts:
+        lines.append(hidden_note(read.hidden_texts))
+    lines += outcome.notes
+    structured = clean.structured_content
+    if structured is not None and not _text_carries(clean, structured):
+        lines.append(json_line("structured content", structured))
+    if clean.meta:
+        lines.append(json_line("_meta", clean.meta))
+    return "\n".join(lines)
+
+
+def _text_carries(result: CallToolResult, structured: Any) -> bool:
+    """True when a text block is the structured content serialized (the spec's advice)."""
+    for block in result.content:
+        if isinstance(block, TextContent) and block.text.lstrip().startswith(("{", "[")):
+            try:
+                if json.loads(block.text) == structured:
+                    return True
+            except ValueError:
+                # Text that merely starts like JSON: not the serialized structured content.
+                continue
+    return False
+
+
+def _execution(
+    read: ReadResult,
+    outcome: _Outcome,
+    paths: tuple[str, ...],
+    is_error: bool,
+    tool_name: str | None,
+) -> dict[str, Any]:
+    return {
+        "action": outcome.action,
+        "tool_name": tool_name,
+        "is_error": is_error,
+        "images_found": len(read.images),
+        "attached": outcome.attached,
+        "refused": outcome.refused,
+        "described": outcome.described,
+        "bytes_before": sum(len(found.data) for found in read.images),
+        "bytes_after": sum(len(image.data) for image in outcome.images),
+        "media_paths": list(paths),
+        "hidden_text_blocks": read.hidden_texts,
+    }

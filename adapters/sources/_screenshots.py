@@ -1,0 +1,155 @@
+"""Route computer-use and browser screenshots: one image, one decision, like every source.
+
+Native lane: the screenshot fitted to the route, with its scale note so the model can map
+coordinates back to the screen. Text lane (`describe`, the default for both sources): the
+auxiliary backend's description; if that backend fails the model reads a clear "vision
+unavailable" note and the pixels still stay out. Browser screenshots keep their path in the
+text (`MEDIA:<path>`, written to the cache when the tool gave none); computer-use
+screenshots name a path only when the tool gave one, since a computer-use loop takes one every
+step and would fill the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._routed import RoutedResult, mark_unverified_media, media_line
+from ..images import BatchResult, ProcessedImage, sniff_media_type
+from ..sanitize._sanitizer import Sanitizer
+from ..vision import DescriptionNote
+from ._lane import LaneContext, attached_summary, image_label
+
+__all__ = ["SingleImage", "route_screenshot", "route_single"]
+
+SCREENSHOT_SOURCES = ("computer_use", "browser")
+_UNKNOWN_MEDIA_TYPE = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class SingleImage:
+    """One image from a tool, with the tool's own text and, optionally, a question about it."""
+
+    data: bytes
+    label: str
+    """How notes name it: `screenshot`, `image`."""
+    text: str = ""
+    path: str | None = None
+    question: str | None = None
+
+
+@dataclass
+class _Outcome:
+    action: str
+    lines: list[str] = field(default_factory=list)
+    image: ProcessedImage | None = None
+    description: DescriptionNote | None = None
+    execution: dict[str, Any] = field(default_factory=dict)
+
+
+async def route_screenshot(
+    image: bytes, context: LaneContext, *, path: str | None = None, text: str = ""
+) -> RoutedResult:
+    """Route one computer-use or browser screenshot for the decision in `context`."""
+    if context.source not in SCREENSHOT_SOURCES:
+        raise ValueError(f"`{context.source}` is not a screenshot source")
+    sniffed = sniff_media_type(image)
+    if context.source == "browser" and path is None and sniffed is not None:
+        cached = await asyncio.to_thread(context.cache.write, image, sniffed)
+        path = str(cached.path)
+    return await route_single(SingleImage(image, "screenshot", text, path), context)
+
+
+async def route_single(item: SingleImage, context: LaneContext) -> RoutedResult:
+    """Route one image (screenshot or vision_analyze input) for the decision in `context`."""
+    sanitizer = context.sanitizer()
+    outcome = await _carry_out(item, context)
+    lines, unverified = _lines(item, outcome, sanitizer)
+    paths = (item.path,) if item.path is not None else ()
+    execution = {
+        "action": outcome.action,
+        "bytes_before": len(item.data),
+        "bytes_after": len(outcome.image.data) if outcome.image is not None else 0,
+        "media_paths": list(paths),
+        "unverified_media_lines": unverified,
+        **outcome.execution,
+    }
+    return RoutedResult(
+        source=context.source,
+        lane=context.lane,
+        text="\n".join(lines),
+        route=context.route,
+        images=(outcome.image,) if outcome.image is not None else (),
+        descriptions=(outcome.description,) if outcome.description is not None else (),
+        media_paths=paths,
+        tool_name=context.source,
+        record=context.record(execution, sanitizer.counts()),
+    )
+
+
+def _lines(item: SingleImage, outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], int]:
+    """The text lines, and how many `MEDIA:` lines in the tool's or backend's text were marked."""
+    own_text, unverified = mark_unverified_media(sanitizer.text(item.text, "text"))
+    lines = [own_text] if own_text else []
+    if item.path is not None:
+        lines.append(media_line(item.path))
+    lines += outcome.lines
+    if outcome.description is not None:
+        description = sanitizer.text(outcome.description.text, "description")
+        described, count = mark_unverified_media(description)
+        lines.append(described)
+        unverified += count
+    return lines, unverified
+
+
+async def _carry_out(item: SingleImage, context: LaneContext) -> _Outcome:
+    if context.lane == "native":
+        return await _native(item, context)
+    if context.text_action == "describe":
+        return await _describe(item, context)
+    return _reference(item)
+
+
+async def _native(item: SingleImage, context: LaneContext) -> _Outcome:
+    outcome = _Outcome("attach")
+    batch = await context.attach([item.data])
+    if batch.attached:
+        image = batch.attached[0]
+        outcome.image = image
+        outcome.lines.append(f"[{item.label} attached: {image_label(image)}; {image.scale_note}]")
+        outcome.execution["attached"] = [attached_summary(1, image, len(item.data))]
+        return outcome
+    reason = _first_reason(batch)
+    outcome.lines.append(f"[{item.label} not attached: {reason}]")
+    outcome.execution["refused"] = [{"index": 1, "reason": reason}]
+    return outcome
+
+
+def _first_reason(batch: BatchResult) -> str:
+    if batch.refused:
+        return batch.refused[0][1].reason
+    if batch.skipped:
+        return batch.skipped[0][1].note
+    return "the image stage did not try it"
+
+
+async def _describe(item: SingleImage, context: LaneContext) -> _Outcome:
+    outcome = _Outcome("describe")
+    media_type = sniff_media_type(item.data) or _UNKNOWN_MEDIA_TYPE
+    note = await context.describe(item.data, media_type, item.path, item.question)
+    outcome.description = note
+    outcome.execution["described"] = [
+        {"index": 1, "ok": note.ok, "backend": note.backend, "reason": note.reason}
+    ]
+    return outcome
+
+
+def _reference(item: SingleImage) -> _Outcome:
+    outcome = _Outcome("reference")
+    where = "its MEDIA: path" if item.path else "the file"
+    outcome.lines.append(
+        f"[{item.label} kept out of the conversation (text lane); to learn what it shows, "
+        f"call vision_analyze with {where}]"
+    )
+    return outcome

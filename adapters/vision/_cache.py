@@ -1,0 +1,72 @@
+"""Describe each distinct image once: a bounded, thread-safe cache keyed by content hash."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import replace
+
+from ._base import Description, VisionBackend
+
+
+class CachedVisionBackend:
+    """Wraps a backend; repeats of the same image bytes (and question) come from memory.
+
+    Keys are SHA-256 digests, so no image bytes are kept. The cache holds at most
+    `max_entries` descriptions and drops the least recently used. Failures are not
+    cached: a backend that was down may be up on the next call. Two threads that miss on
+    the same image at once both ask the backend; the later answer simply replaces the
+    earlier one.
+    """
+
+    def __init__(self, inner: VisionBackend, max_entries: int = 256) -> None:
+        self.inner = inner
+        self.max_entries = max(1, max_entries)
+        self._entries: OrderedDict[str, Description] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def describe(
+        self, image: bytes, media_type: str, *, question: str | None = None
+    ) -> Description:
+        """The cached description of `image`, or a fresh one from the wrapped backend."""
+        started = time.perf_counter()
+        key = cache_key(image, question)
+        hit = self._lookup(key)
+        if hit is not None:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            return replace(hit, cached=True, elapsed_ms=elapsed_ms)
+        description = self.inner.describe(image, media_type, question=question)
+        self._store(key, description)
+        return description
+
+    def _lookup(self, key: str) -> Description | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+            return hit
+
+    def _store(self, key: str, description: Description) -> None:
+        with self._lock:
+            self._entries[key] = description
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+
+def cache_key(image: bytes, question: str | None) -> str:
+    """SHA-256 of the image bytes, joined with the question's own digest when there is one."""
+    key = hashlib.sha256(image).hexdigest()
+    if question:
+        key += ":" + hashlib.sha256(question.encode("utf-8")).hexdigest()
+    return key

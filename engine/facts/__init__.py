@@ -1,0 +1,22 @@
+"""Stage 1 of a decision: resolving the four facts for a provider and model.
+
+`FactResolver` reads the agent config (`_config`), the model catalog (`_catalog`, for the
+`catalog` fact) and the provider registry (`_registry`, for the `path` fact and the payload
+limits), and says where every value came from.
+"""
+
+from ._catalog import CatalogAnswer, ModelCatalog
+from ._config import AgentConfig
+from ._registry import ProviderOverride, ProviderRegistry, ProviderRoute
+from ._resolver import FactResolver, ResolvedFacts
+
+__all__ = [
+    "AgentConfig",
+    "CatalogAnswer",
+    "FactResolver",
+    "ModelCatalog",
+    "ProviderOverride",
+    "ProviderRegistry",
+    "ProviderRoute",
+    "ResolvedFacts",
+]

@@ -1,0 +1,347 @@
+"""The model catalog: does a model take images as input, according to models.dev?
+
+The catalog is any file in the shape of models.dev's public `api.json`:
+`{provider_id: {id, name, models: {model_id: {id, name, modalities: {input: [...]}}}}}`.
+A model sees images iff `"image"` is in `modalities.input`. Every index is built once at
+load, so a look-up is a handful of dictionary reads.
+
+Look-up order, first hit wins:
+
+1. the provider's own section: the exact id, then case-insensitively, then the id without a
+   `:cloud` / `-cloud` suffix (Ollama names its hosted models `gpt-oss:120b-cloud`, the
+   catalog lists `gpt-oss:120b`);
+2. when the provider is not in the catalog or its section does not list the model, the same
+   three steps over every provider, but only if all providers that list the id agree: a
+   proxy alias that one vendor maps to a vision model and another to a text model is
+   `unknown`, never a guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+from .._diagnostics import Diagnostic, Location, PolicyError
+from .._yaml import read_source_file
+
+Verdict = Literal["vision", "no_vision", "unknown"]
+
+BUNDLED_FILE: Final = "catalog/models-dev.json"
+CLOUD_SUFFIXES: Final = (":cloud", "-cloud")
+_REVISION = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
+
+
+@dataclass(frozen=True)
+class CatalogAnswer:
+    """What the catalog says about one model, and how the id was matched."""
+
+    verdict: Verdict
+    matched: str | None = None
+    """`provider/model` of the entry that answered, e.g. `openrouter/deepseek/deepseek-v3.2`."""
+    how: str = "not found"
+    """`exact id`, `case-insensitive`, `without -cloud suffix`, ... or why it is unknown."""
+    inputs: tuple[str, ...] = ()
+    """The entry's `modalities.input`, for provenance."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    provider: str
+    model: str
+    inputs: tuple[str, ...]
+
+    @property
+    def verdict(self) -> Verdict:
+        return "vision" if "image" in self.inputs else "no_vision"
+
+    @property
+    def path(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Every entry, across providers, that shares one id (or one lower-cased id)."""
+
+    entries: tuple[_Entry, ...]
+    agreed: Verdict | None
+    """The verdict all entries share, None when they disagree."""
+
+    @classmethod
+    def of(cls, entries: list[_Entry]) -> _Group:
+        verdicts = {entry.verdict for entry in entries}
+        return cls(tuple(entries), verdicts.pop() if len(verdicts) == 1 else None)
+
+
+Index = Mapping[tuple[str, str], _Entry]
+
+
+@dataclass(frozen=True, eq=False)
+class ModelCatalog:
+    """A loaded catalog with its look-up indexes. Immutable; share one per process."""
+
+    source: str
+    """The `_source` line of the file (catalog name, licence, revision), or the file name."""
+    label: str
+    """Short name for provenance lines, e.g. `models.dev snapshot f3fc692`."""
+    providers: frozenset[str]
+    model_count: int
+    _exact: Index
+    _folded: Index
+    _global_exact: Mapping[str, _Group]
+    _global_folded: Mapping[str, _Group]
+
+    @classmethod
+    def bundled(cls) -> ModelCatalog:
+        """The snapshot shipped in `policies/catalog/models-dev.json` (loaded once)."""
+        return _bundled_catalog()
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ModelCatalog:
+        """Load any api.json-shaped file; raise `PolicyError` when it cannot be read or used."""
+        return cls.from_text(read_source_file(path), str(path))
+
+    @classmethod
+    def from_text(cls, text: str, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise PolicyError(
+                [
+                    Diagnostic(
+                        "catalog-json",
+                        "error",
+                        f"the catalog is not valid JSON: {error.msg.lower()}",
+                        Location(file, error.lineno, error.colno),
+                        help="a catalog is a JSON file shaped like https://models.dev/api.json",
+                    )
+                ]
+            ) from error
+        return cls.from_document(document, file, label)
+
+    @classmethod
+    def from_document(cls, document: Any, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+        """Build from a parsed api.json document; raise `PolicyError` for a wrong shape."""
+        entries = _entries(document, file)
+        source = document.get("_source") if isinstance(document.get("_source"), str) else file
+        return _build(entries, str(source), label or _label(str(source), file))
+
+    def lookup(self, provider: str, model: str) -> CatalogAnswer:
+        """What the catalog says about `model` as served by `provider` (see module docs)."""
+        model = model.strip()
+        provider = provider.strip().lower()
+        if provider in self.providers:
+            found = self._in_section(provider, model)
+            if found is not None:
+                return found
+        return self._across_providers(provider, model)
+
+    def _in_section(self, provider: str, model: str) -> CatalogAnswer | None:
+        for candidate, how in _candidates(model):
+            entry = self._exact.get((provider, candidate))
+            if entry is not None:
+                return _answer(entry, how)
+            entry = self._folded.get((provider, candidate.lower()))
+            if entry is not None:
+                return _answer(entry, _folded_how(how))
+        return None
+
+    def _across_providers(self, provider: str, model: str) -> CatalogAnswer:
+        listed = provider in self.providers
+        for candidate, how in _candidates(model):
+            group = self._global_exact.get(candidate)
+            if group is not None:
+                return _global_answer(group, how, listed, provider)
+            group = self._global_folded.get(candidate.lower())
+            if group is not None:
+                return _global_answer(group, _folded_how(how), listed, provider)
+        where = f"not in `{provider}` nor" if listed else "not"
+        return CatalogAnswer("unknown", None, f"{where} in any provider's section")
+
+
+def _candidates(model: str) -> tuple[tuple[str, str], ...]:
+    """The ids to try, in order, with how each one was derived."""
+    for suffix in CLOUD_SUFFIXES:
+        if model.lower().endswith(suffix) and len(model) > len(suffix):
+            return ((model, "exact id"), (model[: -len(suffix)], f"without {suffix} suffix"))
+    return ((model, "exact id"),)
+
+
+def _folded_how(how: str) -> str:
+    return "case-insensitive" if how == "exact id" else f"{how}, case-insensitive"
+
+
+def _answer(entry: _Entry, how: str) -> CatalogAnswer:
+    return CatalogAnswer(entry.verdict, entry.path, how, entry.inputs)
+
+
+def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> CatalogAnswer:
+    first = group.entries[0]
+    count = len(group.entries)
+    where = f"not in `{provider}`; " if listed else ""
+    if group.agreed is None:
+        vision = sum(1 for entry in group.entries if entry.verdict == "vision")
+        return CatalogAnswer(
+            "unknown",
+            None,
+            f"{where}{how} in {count} providers that disagree "
+            f"({vision} with image input, {count - vision} without)",
+        )
+    agree = "the only provider listing it" if count == 1 else f"all {count} providers agree"
+    return CatalogAnswer(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
+
+
+def _label(source: str, file: str) -> str:
+    revision = _REVISION.search(source)
+    short = revision.group(1) if revision else ""
+    if file == BUNDLED_FILE:
+        return f"models.dev snapshot {short}".strip()
+    return f"catalog {Path(file).name}" + (f" {short}" if short else "")
+
+
+def _shape_error(file: str, message: str, path: tuple[str | int, ...] = ()) -> PolicyError:
+    return PolicyError(
+        [
+            Diagnostic(
+                "catalog-shape",
+                "error",
+                message,
+                Location(file),
+                path,
+                help="a catalog is shaped like https://models.dev/api.json: "
+                "{provider: {models: {model: {modalities: {input: [...]}}}}}",
+            )
+        ]
+    )
+
+
+def _entries(document: Any, file: str) -> list[_Entry]:
+    if not isinstance(document, dict):
+        raise _shape_error(file, "the catalog must be a JSON object of providers")
+    entries: list[_Entry] = []
+    for provider, section in document.items():
+        if provider.startswith("_"):
+            continue
+        entries.extend(_section_entries(provider, section, file))
+    if not entries:
+        raise _shape_error(file, "the catalog lists no models with `modalities.input`")
+    return entries
+
+
+def _section_entries(provider: str, section: Any, file: str) -> list[_Entry]:
+    models = section.get("models") if isinstance(section, dict) else None
+    if not isinstance(models, dict):
+        raise _shape_error(
+            file, f"provider `{provider}` must be an object with a `models` object", (provider,)
+        )
+    entries = []
+    for model, data in models.items():
+        inputs = _inputs(data)
+        if inputs is None:
+            raise _shape_error(
+                file,
+                f"model `{provider}/{model}` has no `modalities.input` list",
+                (provider, "models", model),
+            )
+        entries.append(_Entry(provider.lower(), str(model), inputs))
+    return entries
+
+
+def _inputs(data: Any) -> tuple[str, ...] | None:
+    modalities = data.get("modalities") if isinstance(data, dict) else None
+    inputs = modalities.get("input") if isinstance(modalities, dict) else None
+    if not isinstance(inputs, list) or not all(isinstance(item, str) for item in inputs):
+        return None
+    return tuple(inputs)
+
+
+def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
+    exact: dict[tuple[str, str], _Entry] = {}
+    folded: dict[tuple[str, str], _Entry] = {}
+    by_id: dict[str, list[_Entry]] = {}
+    by_folded: dict[str, list[_Entry]] = {}
+    # Sorted, so the entry named in provenance and any collision winner are deterministic.
+    for entry in sorted(entries, key=lambda item: (item.provider, item.model)):
+        exact[(entry.provider, entry.model)] = entry
+        folded.setdefault((entry.provider, entry.model.lower()), entry)
+        by_id.setdefault(entry.model, []).append(entry)
+        by_folded.setdefault(entry.model.lower(), []).append(entry)
+    return ModelCatalog(
+        source=source,
+        label=label,
+        providers=frozenset(entry.provider for entry in entries),
+        model_count=len(entries),
+        _exact=MappingProxyType(exact),
+        _folded=MappingProxyType(folded),
+        _global_exact=MappingProxyType({key: _Group.of(group) for key, group in by_id.items()}),
+        _global_folded=MappingProxyType(
+            {key: _Group.of(group) for key, group in by_folded.items()}
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_catalog() -> ModelCatalog:
+    text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
+    return ModelCatalog.from_text(text, BUNDLED_FILE)
+
+
+def snapshot_text(document: Mapping[str, Any]) -> str:
+    """The bundled snapshot's text for an api.json document: reduced, sorted, one model a line.
+
+    `policies/catalog/models-dev.json` is exactly this for the models.dev file it names in
+    `_source`, so a refresh is a small, reviewable diff.
+    """
+    reduced = snapshot_document(document)
+    lines = ["{"]
+    # `_source` and other notes first, then providers in order.
+    order = sorted(reduced, key=lambda name: (not name.startswith("_"), name))
+    for position, provider in enumerate(order):
+        comma = "," if position < len(reduced) - 1 else ""
+        section = reduced[provider]
+        if provider.startswith("_"):
+            lines.append(f"{_json(provider)}: {_json(section)}{comma}")
+            continue
+        head = {key: value for key, value in section.items() if key != "models"}
+        lines.append(f'{_json(provider)}: {_json(head)[:-1]}, "models": {{')
+        models = sorted(section["models"])
+        lines += [
+            f"  {_json(model)}: {_json(section['models'][model])}"
+            + ("," if index < len(models) - 1 else "")
+            for index, model in enumerate(models)
+        ]
+        lines.append(f"}}}}{comma}")
+    return "\n".join([*lines, "}"]) + "\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def snapshot_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Reduce an api.json document to what the gate reads (ids, names, modalities)."""
+    reduced: dict[str, Any] = {}
+    for provider, section in document.items():
+        if provider.startswith("_"):
+            reduced[provider] = section
+            continue
+        reduced[provider] = {
+            "id": section.get("id", provider),
+            "name": section.get("name", provider),
+            "models": {
+                model: {
+                    "id": data.get("id", model),
+                    "name": data.get("name", model),
+                    "modalities": data["modalities"],
+                }
+                for model, data in section["models"].items()
+            },
+        }
+    return reduced

@@ -1,0 +1,128 @@
+"""The cerberus schema of the provider registry (`policies/providers.yaml`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Final
+
+from .._diagnostics import Diagnostic
+from .._validate import as_list, recode
+from .._yaml import LoadedYaml
+
+API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
+"""The payload shapes an adapter knows how to build."""
+
+MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image formats an adapter can produce."""
+
+PROVIDER_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
+
+_PATTERNS: dict[str, Any] = {
+    "type": "list",
+    "coerce": as_list,
+    "empty": False,
+    "schema": {"type": "string", "empty": False},
+}
+_NOTE: dict[str, Any] = {"type": "string", "required": True, "empty": False}
+
+
+def limits_schema() -> dict[str, Any]:
+    return {
+        "formats": {
+            "type": "list",
+            "empty": False,
+            "schema": {"type": "string", "allowed": list(MEDIA_TYPES)},
+        },
+        "max_image_base64": {"type": "integer", "min": 1},
+        "max_edge_px": {"type": "integer", "min": 64},
+        "max_images_per_request": {"type": "integer", "min": 1},
+    }
+
+
+def _required_limits() -> dict[str, Any]:
+    return {key: {**rule, "required": True} for key, rule in limits_schema().items()}
+
+
+API_SCHEMA: dict[str, Any] = {**_required_limits(), "note": _NOTE}
+
+RULE_SCHEMA: dict[str, Any] = {
+    "match": {**_PATTERNS, "required": True},
+    "tool_result_images": {"type": "boolean", "required": True},
+    "api": {"type": "string", "allowed": list(API_NAMES)},
+    "note": _NOTE,
+}
+
+PROVIDER_SCHEMA: dict[str, Any] = {
+    "api": {"type": "string", "required": True, "allowed": list(API_NAMES)},
+    "tool_result_images": {"type": "boolean", "required": True},
+    "catalog": {"type": "string", "empty": False},
+    "aliases": {
+        "type": "list",
+        "coerce": as_list,
+        "schema": {"type": "string", "regex": PROVIDER_ID_PATTERN},
+    },
+    "note": _NOTE,
+    "models": {"type": "list", "schema": {"type": "dict", "schema": RULE_SCHEMA}},
+    **limits_schema(),
+}
+
+VETO_SCHEMA: dict[str, Any] = {
+    "provider": {**_PATTERNS, "default": ["*"]},
+    "model": {**_PATTERNS, "default": ["*"]},
+    "note": _NOTE,
+}
+
+REGISTRY_SCHEMA: dict[str, Any] = {
+    "registry": {"type": "string", "required": True, "empty": False},
+    "version": {"type": ["string", "integer", "float"], "required": True},
+    "description": {"type": "string"},
+    "defaults": {
+        "type": "dict",
+        "default": {},
+        "schema": {"api": {"type": "string", "allowed": list(API_NAMES)}},
+    },
+    "apis": {
+        "type": "dict",
+        "required": True,
+        "schema": {
+            name: {"type": "dict", "required": True, "schema": API_SCHEMA} for name in API_NAMES
+        },
+    },
+    "providers": {
+        "type": "dict",
+        "required": True,
+        "keysrules": {"type": "string", "regex": PROVIDER_ID_PATTERN},
+        "valuesrules": {"type": "dict", "schema": PROVIDER_SCHEMA},
+    },
+    "vetoes": {"type": "list", "default": [], "schema": {"type": "dict", "schema": VETO_SCHEMA}},
+}
+
+
+def refine_registry_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
+    """Name the registry's own mistakes: unknown api or format, keys of a provider entry."""
+    path = diagnostic.document_path
+    if diagnostic.code == "unknown-value" and path[-1:] == ("api",):
+        bad = diagnostic.message.split("`")[1]
+        return recode(diagnostic, "unknown-api", f"unknown api `{bad}`", API_NAMES, bad)
+    if diagnostic.code == "unknown-value" and "formats" in path:
+        bad = diagnostic.message.split("`")[1]
+        return recode(diagnostic, "unknown-format", f"unknown format `{bad}`", MEDIA_TYPES, bad)
+    if diagnostic.code == "bad-type" and diagnostic.message.startswith("expected boolean,"):
+        found = diagnostic.message.removeprefix("expected boolean,")
+        return replace(diagnostic, message=f"expected true or false,{found}")
+    if diagnostic.code == "unknown-key" and path[:1] == ("providers",) and len(path) in (3, 5):
+        # Cerberus keeps a provider's schema under `valuesrules`, which the generic
+        # suggestion code does not walk; suggest from the right schema here.
+        keys = PROVIDER_SCHEMA if len(path) == 3 else RULE_SCHEMA
+        return recode(diagnostic, "unknown-key", diagnostic.message, tuple(keys), path[-1])
+    return diagnostic
+
+
+def place_registry_diagnostic(diagnostic: Diagnostic, loaded: LoadedYaml) -> Diagnostic:
+    """Point at what the user must fix: a bad provider id at its key, not at its entry."""
+    path = diagnostic.document_path
+    if diagnostic.code == "bad-format" and len(path) == 2 and path[0] == "providers":
+        return replace(diagnostic, location=loaded.location(path, key=True))
+    if diagnostic.code == "bad-type" and not path:
+        return replace(diagnostic, help="start from `policies/providers.yaml`")
+    return diagnostic

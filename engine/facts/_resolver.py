@@ -1,0 +1,160 @@
+"""Resolving the four facts for a provider and model, and saying where each came from.
+
+| fact      | first answer wins                                                                |
+|-----------|----------------------------------------------------------------------------------|
+| `mode`    | `agent.image_input_mode`, else `auto`                                            |
+| `aux`     | `auxiliary.vision` names a backend (provider not blank/`auto`, or model/base_url)|
+| `catalog` | `model.supports_vision` (main model) -> `providers.<p>.models.<m>.supports_vision` |
+|           | -> the model catalog -> `unknown`                                                |
+| `path`    | the provider registry, with the config's `providers.<p>.tool_result_images`      |
+
+The inputs are immutable, so a resolution is memoized per (provider, model) as given: a
+repeat costs one dictionary read. The memo is bounded; the oldest entry leaves first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from .._vocabulary import Cell
+from ._catalog import CatalogAnswer, ModelCatalog
+from ._config import AgentConfig, ProviderDeclaration
+from ._registry import ProviderRegistry, ProviderRoute
+
+MEMO_SIZE: Final = 4096
+
+
+@dataclass(frozen=True)
+class ResolvedFacts:
+    """The four facts for one provider and model, with provenance and warnings."""
+
+    provider: str
+    """The provider as given, stripped and lower-cased."""
+    model: str
+    """The model as given, stripped."""
+    facts: Mapping[str, str]
+    """`mode`, `catalog`, `aux`, `path` -> value."""
+    provenance: Mapping[str, str]
+    """One line per fact: where its value came from."""
+    warnings: tuple[str, ...]
+    route: ProviderRoute
+    embed_target_bytes: int | None
+    """The byte budget from the config; None when not configured (the policy's value applies)."""
+    embed_target_provenance: str
+    """Where `embed_target_bytes` came from, e.g. `config.yaml: vision.embed_target_bytes: 1
+    clamped to 65536 (...)`."""
+    catalog_answer: CatalogAnswer | None
+    """What the catalog said, when it was asked (the config did not answer first)."""
+    cell: Cell
+    """The facts as a decision-table cell: (mode, catalog, aux, path)."""
+
+
+class FactResolver:
+    """Resolves facts from an agent config, a model catalog and a provider registry."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        catalog: ModelCatalog,
+        registry: ProviderRegistry,
+        *,
+        memo_size: int = MEMO_SIZE,
+    ) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.registry = registry
+        self._memo: dict[tuple[str, str], ResolvedFacts] = {}
+        self._memo_size = max(1, memo_size)
+        self._lock = threading.Lock()
+        # A config may name a provider by an alias (`google` for `gemini`): index by registry id
+        # too, the config's own spelling first.
+        self._declarations = {
+            registry.canonical(name): declaration
+            for name, declaration in reversed(list(config.providers.items()))
+        }
+        self._declarations.update(config.providers)
+        # Config warnings that concern every decision: all but those about one provider entry.
+        self._global_warnings = tuple(
+            warning
+            for warning, diagnostic in zip(config.warnings, config.diagnostics, strict=True)
+            if not (
+                diagnostic.document_path[:1] == ("providers",) and len(diagnostic.document_path) > 2
+            )
+        )
+
+    def resolve(self, provider: str, model: str) -> ResolvedFacts:
+        """The facts for `provider` and `model` (memoized)."""
+        key = (provider, model)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        resolved = self._resolve(provider.strip().lower(), model.strip())
+        with self._lock:
+            if len(self._memo) >= self._memo_size:
+                del self._memo[next(iter(self._memo))]
+            self._memo[key] = resolved
+        return resolved
+
+    def _resolve(self, provider: str, model: str) -> ResolvedFacts:
+        config = self.config
+        declaration = self._declarations.get(provider) or self._declarations.get(
+            self.registry.canonical(provider)
+        )
+        route = self.registry.route(
+            provider, model, declaration.override if declaration is not None else None
+        )
+        catalog, catalog_line, answer, model_warnings = self._catalog(route, declaration, model)
+        facts = {
+            "mode": config.mode.value,
+            "catalog": catalog,
+            "aux": config.aux.value,
+            "path": route.path,
+        }
+        provenance = {
+            "mode": config.mode.provenance,
+            "catalog": catalog_line,
+            "aux": config.aux.provenance,
+            "path": f"{route.source}: {route.reason}",
+        }
+        provider_warnings = declaration.warnings if declaration is not None else ()
+        return ResolvedFacts(
+            provider=provider,
+            model=model,
+            facts=MappingProxyType(facts),
+            provenance=MappingProxyType(provenance),
+            warnings=self._global_warnings + provider_warnings + model_warnings,
+            route=route,
+            embed_target_bytes=config.embed_target_bytes.value,
+            embed_target_provenance=config.embed_target_bytes.provenance,
+            catalog_answer=answer,
+            cell=(facts["mode"], catalog, facts["aux"], route.path),
+        )
+
+    def _catalog(
+        self, route: ProviderRoute, declaration: ProviderDeclaration | None, model: str
+    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...]]:
+        """(fact, provenance, catalog answer, warnings) for the `catalog` fact."""
+        main = self.config.main_vision_for(model)
+        if main is not None and main.value is not None:
+            return _vision(main.value), main.provenance, None, ()
+        declared = declaration.model_vision(model) if declaration is not None else None
+        if declared is not None and declared.value is not None:
+            return _vision(declared.value), declared.provenance, None, ()
+        warnings = declared.warnings if declared is not None else ()
+        answer = self.catalog.lookup(route.catalog, model)
+        return answer.verdict, self._catalog_line(answer, route.catalog, model), answer, warnings
+
+    def _catalog_line(self, answer: CatalogAnswer, section: str, model: str) -> str:
+        label = self.catalog.label
+        if answer.verdict == "unknown":
+            return f"{label}: `{section}/{model}` unknown ({answer.how})"
+        how = "" if answer.how == "exact id" else f" ({answer.how})"
+        return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
+
+
+def _vision(value: bool) -> str:
+    return "vision" if value else "no_vision"

@@ -1,0 +1,70 @@
+"""Explanations computed from the compiled table: the whole grid, and one cell in detail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._load import CompiledPolicy
+from .._policy import Rule, unmet_fact
+from .._vocabulary import FACT_NAMES, FACTS, Cell, all_cells, cell_facts
+
+
+def table_records(compiled: CompiledPolicy) -> list[dict[str, Any]]:
+    """Every cell as `{facts..., lane, rule, matched}`."""
+    return [
+        {
+            **cell_facts(cell),
+            "lane": compiled.table[cell].lane,
+            "rule": compiled.table[cell].rule,
+            "matched": list(compiled.table[cell].matched),
+        }
+        for cell in all_cells()
+    ]
+
+
+def render_table(compiled: CompiledPolicy) -> str:
+    """The 36-cell grid as aligned text, with a header naming the policy."""
+    policy = compiled.policy
+    header = [*FACT_NAMES, "lane", "rule"]
+    rows = [
+        [*cell, compiled.table[cell].lane, compiled.table[cell].rule or "(default)"]
+        for cell in all_cells()
+    ]
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        f"policy {policy.name} {policy.version} (hit_policy {policy.hit_policy}, "
+        f"default {policy.default}, sha256 {policy.sha256[:12]})",
+        "  ".join(title.ljust(width) for title, width in zip(header, widths, strict=True)),
+    ]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
+    native = sum(verdict.lane == "native" for verdict in compiled.table.values())
+    lines.append(f"{native} cell(s) native, {len(rows) - native} text")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def first_failed_condition(rule: Rule, cell: Cell) -> str | None:
+    """Why a rule does not match a cell (the first failing fact), or None if it matches."""
+    fact = unmet_fact(rule.when, cell)
+    if fact is None:
+        return None
+    wanted = "|".join(value for value in FACTS[fact] if value in rule.when[fact])
+    return f"{fact} is `{cell[FACT_NAMES.index(fact)]}`, rule wants {wanted}"
+
+
+def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:
+    """Every rule, in order, and what it did for this cell (OPA's `--explain fails` view)."""
+    policy = compiled.policy
+    verdict = compiled.table[cell]
+    lines = [f"rules of {policy.name} (hit_policy {policy.hit_policy}) for this cell:"]
+    for rule in policy.rules:
+        failed = first_failed_condition(rule, cell)
+        if failed is not None:
+            status = f"no match: {failed}"
+        elif rule.id == verdict.rule:
+            status = f"WINS -> {rule.lane}"
+        else:
+            status = f"matches (-> {rule.lane}) but `{verdict.rule}` comes first"
+        lines.append(f"  {rule.id:<28} {status}")
+    if verdict.rule is None:
+        lines.append(f"  no rule matched: default lane `{policy.default}`")
+    return "\n".join(lines)

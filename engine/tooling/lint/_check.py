@@ -1,0 +1,215 @@
+"""`visiongate lint`: every load diagnostic plus exact semantic checks, levels and ignores.
+
+Stages, each adding diagnostics (as the loader does): load and compile → table checks →
+source checks → levels from `lint.severity` and the command line → inline ignores.
+Detection ends here; `_report` renders the result as text, JSON, GitHub or SARIF.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, Severity
+from ..._load import CompiledPolicy, analyze_policy_text
+from ..._yaml import LoadedYaml, load_yaml
+from ._codes import lint_code
+from ._ignore import Suppressed, apply_ignores, parse_ignores
+from ._source import boolean_words, lint_settings, unquoted_version
+from ._table import table_diagnostics
+
+_POLICY_KEY = re.compile(r"^policy\s*:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """What the command line adds to a policy's own `lint:` section."""
+
+    severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """code -> error|warning|info|ignore; wins over the policy's `lint.severity`."""
+    fail_level: str | None = None
+    """error|warning|info; None: the policy's `lint.fail_level` (default `error`)."""
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """The findings for one policy file."""
+
+    file: str
+    diagnostics: tuple[Diagnostic, ...]
+    suppressed: tuple[Suppressed, ...] = ()
+    fail_level: str = "error"
+
+    @property
+    def failed(self) -> bool:
+        threshold = SEVERITY_RANK[self.fail_level]
+        return any(SEVERITY_RANK[d.severity] >= threshold for d in self.diagnostics)
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """The findings for every file linted."""
+
+    files: tuple[FileReport, ...]
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for report in self.files for d in report.diagnostics)
+
+    @property
+    def suppressed(self) -> tuple[Suppressed, ...]:
+        return tuple(s for report in self.files for s in report.suppressed)
+
+    @property
+    def failed(self) -> bool:
+        return any(report.failed for report in self.files)
+
+    def counts(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for diagnostic in self.diagnostics:
+            counts[diagnostic.severity] += 1
+        return counts
+
+
+def _findings(
+    compiled: CompiledPolicy | None, loaded: LoadedYaml, found: list[Diagnostic]
+) -> list[Diagnostic]:
+    extra: list[Diagnostic] = []
+    if compiled is not None:
+        extra += table_diagnostics(compiled)
+        extra += lint_settings(loaded, compiled.policy.lint_severity)
+    if loaded.data is not None:
+        extra += boolean_words(loaded, found)
+        extra += unquoted_version(loaded)
+    return found + extra
+
+
+def _levels(compiled: CompiledPolicy | None, options: LintOptions) -> dict[str, str]:
+    configured = dict(compiled.policy.lint_severity) if compiled is not None else {}
+    configured.update(options.severity)
+    return {code: level for code, level in configured.items() if not lint_code(code).fixed}
+
+
+def _with_level(diagnostics: Sequence[Diagnostic], levels: Mapping[str, str]) -> list[Diagnostic]:
+    kept = []
+    for diagnostic in diagnostics:
+        level = levels.get(diagnostic.code, lint_code(diagnostic.code).severity)
+        if level == "ignore":
+            continue
+        severity: Severity = (
+            "error" if level == "error" else "warning" if level == "warning" else "info"
+        )
+        kept.append(replace(diagnostic, severity=severity))
+    return kept
+
+
+def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, str, str]:
+    location = diagnostic.location
+    return (location.line, location.column, diagnostic.code, diagnostic.message)
+
+
+def lint_text(text: str, file: str = "<policy>", options: LintOptions | None = None) -> FileReport:
+    """Lint one policy given as text. Never raises for a bad policy."""
+    options = options or LintOptions()
+    compiled, found = analyze_policy_text(text, file)
+    loaded = compiled.policy.source if compiled is not None else load_yaml(text, file)
+    diagnostics = _findings(compiled, loaded, list(found))
+    ignores, problems = parse_ignores(text, file)
+    rule_lines = {rule.id: rule.location.line for rule in compiled.policy.rules} if compiled else {}
+    kept, suppressed, unused = apply_ignores(diagnostics, ignores, rule_lines)
+    levels = _levels(compiled, options)
+    final = _with_level(kept + problems + unused, levels)
+    fail_level = options.fail_level or (
+        compiled.policy.lint_fail_level if compiled is not None else "error"
+    )
+    return FileReport(file, tuple(sorted(final, key=_sort_key)), tuple(suppressed), fail_level)
+
+
+def lint_file(path: str | Path, options: LintOptions | None = None) -> FileReport:
+    """Lint one policy file; an unreadable file is itself a finding."""
+    shown = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        unreadable = Diagnostic(
+            "unreadable-file", "error", f"cannot read `{shown}`: {reason}", Location(shown)
+        )
+        return FileReport(
+            shown, (unreadable,), fail_level=(options or LintOptions()).fail_level or "error"
+        )
+    return lint_text(text, shown, options)
+
+
+def lint_paths(
+    paths: Sequence[str | Path], options: LintOptions | None = None, policies_only: bool = False
+) -> LintReport:
+    """Lint files and directories (no paths: the bundled policies).
+
+    With `policies_only`, named files that are not policy documents are skipped too, as
+    files in directories always are (for hooks that pass every changed YAML file).
+    """
+    files = policy_files(paths)
+    if policies_only:
+        files = [path for path in files if _looks_like_policy(path)]
+    return LintReport(tuple(lint_file(path, options) for path in files))
+
+
+def bundled_policy_dir() -> Path:
+    return Path(str(resources.files("visiongate.policies")))
+
+
+def policy_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The policy files named: files as given; directories searched for policy documents."""
+    targets = [Path(p) for p in paths] or [bundled_policy_dir()]
+    found: list[Path] = []
+    for target in targets:
+        found += _policies_in(target) if target.is_dir() else [target]
+    return found
+
+
+# Never searched: tool caches, virtual environments and installed packages.
+SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "__pycache__"})
+
+
+def searchable(path: Path, root: Path) -> bool:
+    """Whether a file found under `root` lies outside hidden and skipped directories."""
+    parts = path.relative_to(root).parts[:-1]
+    return not any(part.startswith(".") or part in SKIPPED_DIRECTORIES for part in parts)
+
+
+def _policies_in(directory: Path) -> list[Path]:
+    candidates = sorted(
+        p
+        for pattern in ("*.yaml", "*.yml")
+        for p in directory.rglob(pattern)
+        if p.is_file() and searchable(p, directory)
+    )
+    return [
+        p
+        for p in candidates
+        if not p.name.endswith((".test.yaml", ".test.yml")) and _looks_like_policy(p)
+    ]
+
+
+def _looks_like_policy(path: Path) -> bool:
+    try:
+        return _POLICY_KEY.search(path.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return path.suffix in (".yaml", ".yml")  # let `lint_file` report it
+
+
+def display_path(path: str | Path) -> str:
+    """A path as shown in findings: relative to the working directory when inside it."""
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.relative_to(Path.cwd())
+        except ValueError:
+            return candidate.as_posix()
+    return os.path.normpath(candidate).replace(os.sep, "/")

@@ -1,0 +1,86 @@
+"""Every code `visiongate lint` can report: its default severity, category and summary.
+
+Regal's model: one stable id per check, a documentation page per id
+(`policy_docs/lint/<code>.md`) and a level that configuration may change. Codes the loader
+itself reports as errors are `fixed`: the gate refuses such a policy whatever the linter
+is told, so neither `lint.severity` nor an inline ignore can lower them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ..._diagnostics import Severity
+
+
+@dataclass(frozen=True)
+class LintCode:
+    code: str
+    severity: Severity
+    category: str
+    summary: str
+    fixed: bool = False
+    """A load error: the policy cannot be used, so the level cannot be changed or ignored."""
+
+
+def _load(code: str, category: str, summary: str) -> LintCode:
+    return LintCode(code, "error", category, summary, fixed=True)
+
+
+_CODES: Final[tuple[LintCode, ...]] = (
+    # The file and its YAML.
+    _load("unreadable-file", "file", "the file cannot be read as UTF-8 text"),
+    _load("yaml-syntax", "yaml", "the file is not valid YAML"),
+    _load("empty-document", "yaml", "the file holds no YAML document"),
+    _load("duplicate-key", "yaml", "a mapping holds the same key twice"),
+    _load("yaml-bad-key", "yaml", "a mapping key is not a plain word"),
+    _load("yaml-implicit-boolean", "yaml", "an unquoted yes/no/on/off where a word was meant"),
+    LintCode("yaml-boolean-word", "warning", "yaml", "a boolean setting written as yes/no/on/off"),
+    LintCode("unquoted-version", "warning", "yaml", "`version` written as a number, not a string"),
+    # The schema and the vocabulary.
+    _load("missing-key", "schema", "a required key is missing"),
+    _load("unknown-key", "schema", "a key the policy language does not define"),
+    _load("unknown-fact", "schema", "a `when` names a fact that does not exist"),
+    _load("unknown-fact-value", "schema", "a `when` uses a value outside the fact's domain"),
+    _load("unknown-lane", "schema", "a lane that does not exist"),
+    _load("unknown-value", "schema", "a value outside the allowed set"),
+    _load("bad-type", "schema", "a value of the wrong kind (a list for a word, ...)"),
+    _load("empty-value", "schema", "a value that must not be empty is empty"),
+    _load("out-of-range", "schema", "a number outside its allowed range"),
+    _load("bad-format", "schema", "an id or name with characters that are not allowed"),
+    _load("invalid-value", "schema", "a value the schema refuses for another reason"),
+    _load("duplicate-rule-id", "schema", "two rules share an id"),
+    _load("duplicate-invariant-id", "schema", "two invariants share an id"),
+    # The decision table, computed exactly over all 36 cells.
+    _load("overlap", "table", "two rules match one cell under `hit_policy: unique`"),
+    _load("invariant-violated", "table", "an invariant fails on some cells"),
+    LintCode("gap", "warning", "table", "cells no rule matches (they fall back to the default)"),
+    LintCode("shadowed", "error", "table", "a rule that matches cells but never wins one"),
+    LintCode("redundant", "warning", "table", "a rule whose removal would change no lane"),
+    LintCode("duplicate", "warning", "table", "two rules with the same `when` and the same lane"),
+    LintCode("conflict", "error", "table", "two rules with the same `when` and different lanes"),
+    LintCode("irrelevant-fact", "warning", "table", "a `when` entry whose removal changes no lane"),
+    LintCode("full-domain-entry", "warning", "table", "a `when` entry listing every value"),
+    LintCode("contractible", "info", "table", "two rules that could be merged into one"),
+    LintCode("hit-policy-first", "info", "table", "`hit_policy: first` makes rule order decide"),
+    LintCode("missing-invariants", "info", "table", "a policy that states no invariants"),
+    # The linter's own configuration and inline ignores.
+    LintCode("bad-lint-config", "warning", "lint", "a `lint:` setting that cannot apply"),
+    LintCode("bad-ignore", "warning", "lint", "an ignore comment that cannot apply"),
+    LintCode("unused-ignore", "warning", "lint", "an ignore comment that suppresses nothing"),
+)
+
+LINT_CODES: Final[dict[str, LintCode]] = {entry.code: entry for entry in _CODES}
+
+DOCS_DIR: Final = "policy_docs/lint"
+
+
+def lint_code(code: str) -> LintCode:
+    """The catalog entry of a code; an unknown code (never expected) is a fixed error."""
+    return LINT_CODES.get(code) or LintCode(code, "error", "other", code, fixed=True)
+
+
+def docs_path(code: str) -> str:
+    """The documentation page of a code, relative to the project root."""
+    return f"{DOCS_DIR}/{code}.md"

@@ -1,0 +1,219 @@
+"""Presenters for lint findings: text, JSON, GitHub workflow commands and SARIF 2.1.0.
+
+Detection lives in `_lint`; these functions only render one `LintReport` (Cedar renders the
+same diagnostics as human, plain or JSON output; Regal adds `github` and `sarif`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from visiongate import __version__
+
+from ..._diagnostics import Diagnostic
+from ._check import LintReport
+from ._codes import LINT_CODES, docs_path, lint_code
+from ._ignore import Suppressed
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+TOOL_NAME = "visiongate"
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def _summary_line(report: LintReport) -> str:
+    counts = report.counts()
+    files = len(report.files)
+    parts = [f"{counts[level]} {level}(s)" for level in ("error", "warning", "info")]
+    line = f"{files} file(s) linted: {', '.join(parts)}"
+    if report.suppressed:
+        line += f", {len(report.suppressed)} exempted inline"
+    return line
+
+
+def render_text(report: LintReport) -> str:
+    """The human format: one block per finding (`file:line:col: level[code]: message`)."""
+    blocks = [diagnostic.render() for diagnostic in report.diagnostics]
+    return "\n".join([*blocks, _summary_line(report)])
+
+
+def _suppressed_dict(item: Suppressed) -> dict[str, object]:
+    return {
+        **item.diagnostic.as_dict(),
+        "reason": item.reason,
+        "comment_line": item.comment.line,
+    }
+
+
+def render_json(report: LintReport) -> str:
+    """One JSON document: every finding, the exempted ones apart, counts and the verdict."""
+    document = {
+        "version": 1,
+        "failed": report.failed,
+        "summary": report.counts(),
+        "files": [
+            {
+                "file": item.file,
+                "fail_level": item.fail_level,
+                "failed": item.failed,
+                "diagnostics": [d.as_dict() for d in item.diagnostics],
+                "suppressed": [_suppressed_dict(s) for s in item.suppressed],
+            }
+            for item in report.files
+        ],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _github_line(diagnostic: Diagnostic) -> str:
+    location = diagnostic.location
+    properties = [f"file={_escape_property(location.file)}"]
+    if location.line:
+        properties.append(f"line={location.line}")
+        if location.column:
+            properties.append(f"col={location.column}")
+    properties.append(f"title={_escape_property(f'visiongate {diagnostic.code}')}")
+    body = diagnostic.message
+    if diagnostic.cells:
+        body += "\ncells: " + ", ".join(diagnostic.cells)
+    if diagnostic.help:
+        body += f"\nhelp: {diagnostic.help}"
+    level = _GITHUB_LEVEL[diagnostic.severity]
+    return f"::{level} {','.join(properties)}::{_escape_data(body)}"
+
+
+def render_github(report: LintReport) -> str:
+    """GitHub Actions workflow commands: one annotation per finding, then the summary."""
+    lines = [_github_line(diagnostic) for diagnostic in report.diagnostics]
+    return "\n".join([*lines, _summary_line(report)])
+
+
+# -- SARIF ---------------------------------------------------------------------------------------
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _artifact_uri(file: str) -> str:
+    if file.startswith("/"):
+        return "file://" + quote(file)
+    return quote(file)
+
+
+def _rule_descriptor(code: str, docs_url: str | None) -> dict[str, Any]:
+    entry = lint_code(code)
+    page = docs_path(code)
+    descriptor: dict[str, Any] = {
+        "id": code,
+        "name": "".join(part.capitalize() for part in code.split("-")),
+        "shortDescription": {"text": entry.summary},
+        "fullDescription": {"text": entry.summary},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[entry.severity]},
+        "help": {
+            "text": f"{entry.summary}. See {page} in the visiongate repository.",
+            "markdown": f"{entry.summary}. See [`{page}`]({page}).",
+        },
+        "properties": {"tags": ["visiongate", entry.category]},
+    }
+    if docs_url:
+        descriptor["helpUri"] = f"{docs_url.rstrip('/')}/{code}.md"
+    return descriptor
+
+
+def _fingerprint(diagnostic: Diagnostic) -> str:
+    # Stable across edits that move lines: the code, the file, the rule and the cells.
+    key = "\0".join([diagnostic.code, diagnostic.location.file, diagnostic.rule, *diagnostic.cells])
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def _sarif_message(diagnostic: Diagnostic) -> str:
+    text = diagnostic.message
+    if diagnostic.cells:
+        text += f" (cells: {', '.join(diagnostic.cells)})"
+    if diagnostic.help:
+        text += f". Help: {diagnostic.help}"
+    return text
+
+
+def _sarif_result(
+    diagnostic: Diagnostic, index: dict[str, int], suppression: Suppressed | None = None
+) -> dict[str, Any]:
+    location = diagnostic.location
+    region = {"startLine": max(location.line, 1)}
+    if location.line and location.column:
+        region["startColumn"] = location.column
+    result: dict[str, Any] = {
+        "ruleId": diagnostic.code,
+        "ruleIndex": index[diagnostic.code],
+        "level": _SARIF_LEVEL[diagnostic.severity],
+        "message": {"text": _sarif_message(diagnostic)},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _artifact_uri(location.file)},
+                    "region": region,
+                }
+            }
+        ],
+        "partialFingerprints": {"visiongateFinding/v1": _fingerprint(diagnostic)},
+        "properties": {"cells": list(diagnostic.cells), "rule": diagnostic.rule},
+    }
+    if suppression is not None:
+        result["suppressions"] = [{"kind": "inSource", "justification": suppression.reason}]
+    return result
+
+
+def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
+    """SARIF 2.1.0 as GitHub code scanning ingests it; inline exemptions become suppressions.
+
+    `docs_url`, when given, is an absolute URL of the `policy_docs/lint` folder: each rule
+    then gets a `helpUri`. Without it the rule help names the page as text (a relative
+    `helpUri` is not a valid absolute URI).
+    """
+    used = sorted(
+        {d.code for d in report.diagnostics} | {s.diagnostic.code for s in report.suppressed},
+        key=lambda code: (list(LINT_CODES).index(code) if code in LINT_CODES else 999, code),
+    )
+    index = {code: position for position, code in enumerate(used)}
+    results = [_sarif_result(d, index) for d in report.diagnostics]
+    results += [_sarif_result(s.diagnostic, index, s) for s in report.suppressed]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": TOOL_NAME,
+                        "semanticVersion": __version__,
+                        "rules": [_rule_descriptor(code, docs_url) for code in used],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2)
+
+
+RENDERERS: dict[str, Callable[[LintReport], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
+}

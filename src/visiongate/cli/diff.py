@@ -1,0 +1,31 @@
+"""`visiongate diff OLD NEW`: every cell whose lane changes between two policy versions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
+from visiongate.engine import PolicyError
+from visiongate.engine.tooling._diff import SourceError, diff_sources, render_json, render_text
+
+HELP = "compare two policy versions cell by cell (exit 1 when any lane changes)"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD", help="file, bundled name, or git `REV:PATH`")
+    parser.add_argument("new", metavar="NEW", help="file, bundled name, or git `REV:PATH`")
+    parser.add_argument("--json", action="store_true", help="print the difference as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        diff = diff_sources(args.old, args.new)
+    except SourceError as error:
+        print(f"visiongate diff: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except PolicyError as error:
+        print(error.render(), file=sys.stderr)
+        return EXIT_INVALID_POLICY
+    print(render_json(diff) if args.json else render_text(diff))
+    return EXIT_FINDINGS if diff.lane_changes else EXIT_OK

@@ -1,0 +1,118 @@
+"""`visiongate route`: route a tool result given as files; print the payload and the record.
+
+Without `--out`, standard output gets one JSON object `{"payload": ..., "record": ...}`; with
+`--out FILE` the payload goes to the file and the decision record to standard output. A file
+that is not a usable image is refused inside the result (exit 0), never with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import mimetypes
+from pathlib import Path
+from typing import Any
+
+from mcp.types import CallToolResult, ImageContent, TextContent
+
+from visiongate.adapters._routed import RoutedResult
+from visiongate.adapters._router import Router
+from visiongate.adapters.payloads._render import API_NAMES
+from visiongate.cli import EXIT_OK, EXIT_USAGE
+from visiongate.cli._common import add_gate_arguments, guarded
+from visiongate.engine import SOURCES, Gate
+
+HELP = "route a tool result given as files and print the provider payload and decision record"
+
+_SINGLE_IMAGE_SOURCES = ("computer_use", "browser", "vision_analyze")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", required=True, choices=SOURCES, help="which tool made it")
+    parser.add_argument(
+        "--image", action="append", required=True, metavar="FILE", help="an image (repeatable)"
+    )
+    parser.add_argument("--text", default="", help="the tool's own text output")
+    parser.add_argument("--question", default="", help="vision_analyze: the question asked")
+    parser.add_argument("--tool-name", help="mcp: the tool's name (Gemini's functionResponse)")
+    add_target_arguments(parser)
+    add_gate_arguments(parser)
+    add_output_arguments(parser)
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", required=True, help="main model's provider, e.g. `anthropic`")
+    parser.add_argument("--model", required=True, help="main model, e.g. `claude-sonnet-4-5`")
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--api", choices=API_NAMES, help="payload shape (default: the provider's own)"
+    )
+    parser.add_argument("--out", metavar="FILE", help="write the payload here as JSON")
+    parser.add_argument(
+        "--cache-dir", help="image cache (default: $VISIONGATE_CACHE_DIR or ~/.cache)"
+    )
+    parser.add_argument("--tool-call-id", default="call_0", help="id of the tool call answered")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.source in _SINGLE_IMAGE_SOURCES and len(args.image) != 1:
+        print(f"visiongate route: `{args.source}` takes exactly one --image")
+        return EXIT_USAGE
+    outcome = guarded(lambda: asyncio.run(route_files(args)))
+    if isinstance(outcome, int):
+        return outcome
+    router, routed = outcome
+    return guarded(lambda: emit(router, routed, args))
+
+
+async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
+    """Load the gate, read the files, route them as the given source."""
+    router = build_router(args)
+    files = [Path(name) for name in args.image]
+    target = {"provider": args.provider, "model": args.model}
+    if args.source == "mcp":
+        result = mcp_result(files, args.text)
+        return router, await router.mcp(result, tool_name=args.tool_name, **target)
+    data = files[0].read_bytes()
+    if args.source == "vision_analyze":
+        routed = await router.vision_analyze(data, args.question, path=str(files[0]), **target)
+        return router, routed
+    return router, await router.screenshot(
+        data, source=args.source, path=str(files[0]), text=args.text, **target
+    )
+
+
+def build_router(args: argparse.Namespace) -> Router:
+    gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
+    return Router(gate, cache=args.cache_dir)
+
+
+def mcp_result(files: list[Path], text: str) -> CallToolResult:
+    """An MCP result as a server would send it: the text, then one `ImageContent` per file,
+    declared by file extension (the router sniffs the bytes and trusts no declaration)."""
+    blocks: list[TextContent | ImageContent] = [TextContent(text=text)] if text else []
+    for file in files:
+        declared = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        encoded = base64.b64encode(file.read_bytes()).decode("ascii")
+        blocks.append(ImageContent(data=encoded, mime_type=declared))
+    return CallToolResult(content=list(blocks))
+
+
+def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
+    """Print (or write) the payload and print the decision record."""
+    payload = router.payload(routed, args.api, tool_call_id=args.tool_call_id)
+    record: dict[str, Any] = {**routed.record, "payload": payload.summary()}
+    if args.out:
+        Path(args.out).write_text(_json(payload.as_json()) + "\n", encoding="utf-8")
+        print(_json(record))
+    else:
+        print(_json({"payload": payload.as_json(), "record": record}))
+    return EXIT_OK
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -1,0 +1,101 @@
+"""The checkout never shadows the installed package (issue 10).
+
+Python puts the working directory first on `sys.path` for `python -m` and `python -c`. When
+the package shell lived in `./visiongate/` (without `engine/` and `adapters/`, which are
+mapped in at install time), every such command run from the project root imported the
+half-package and failed. These tests install the project non-editably into a folder of
+their own and run the README's commands from the project root against it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A non-editable install of this checkout (without its dependencies) in a folder."""
+    target = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    yield target
+
+
+def _run_from_root(installed: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    environment = dict(os.environ, PYTHONPATH=str(installed))
+    return subprocess.run(
+        [sys.executable, *command],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_no_folder_at_the_root_is_named_like_the_package() -> None:
+    assert not (ROOT / "visiongate").exists()
+
+
+def test_python_m_visiongate_help_from_the_root(installed: Path) -> None:
+    done = _run_from_root(installed, "-m", "visiongate", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "decide" in done.stdout
+
+
+def test_readme_api_import_from_the_root_uses_the_installed_package(installed: Path) -> None:
+    code = (
+        "import visiongate, visiongate.engine, visiongate.adapters\n"
+        "from visiongate.engine import Gate\n"
+        "print(visiongate.__file__)\n"
+        "print(Gate.load().decide('anthropic', 'claude-sonnet-4-5', trace=False).lane)\n"
+    )
+    done = _run_from_root(installed, "-c", code)
+    assert done.returncode == 0, done.stderr
+    location, lane = done.stdout.split()
+    assert Path(location).is_relative_to(installed)
+    assert lane == "native"
+
+
+def test_readme_mcp_call_example_from_the_root(installed: Path) -> None:
+    done = _run_from_root(
+        installed,
+        "-m",
+        "visiongate",
+        "mcp",
+        "call",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+        "--tool",
+        "tile",
+        "--args",
+        '{"number": 3}',
+        "--",
+        sys.executable,
+        "-m",
+        "visiongate.adapters.mcp.example_server",
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"lane": "native"' in done.stdout
+
+
+def test_pytest_on_the_bundled_policies_from_the_root(installed: Path) -> None:
+    done = _run_from_root(installed, "-m", "pytest", "-q", "-p", "no:cacheprovider", "policies")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout
