@@ -99,3 +99,61 @@ def test_pytest_on_the_bundled_policies_from_the_root(installed: Path) -> None:
     done = _run_from_root(installed, "-m", "pytest", "-q", "-p", "no:cacheprovider", "policies")
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout
+
+
+def _imported_modules(file: Path, package: str) -> set[str]:
+    """Absolute names of the modules `file` (in `package`) imports, relative imports resolved."""
+    import ast
+
+    tree = ast.parse(file.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    base = package.split(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parent = base[: len(base) - node.level + 1]
+                found.add(".".join(parent + ([node.module] if node.module else [])))
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+def _package_of(file: Path) -> str:
+    for folder, package in (("engine", "visiongate.engine"), ("adapters", "visiongate.adapters")):
+        top = ROOT / folder
+        if file.is_relative_to(top):
+            parts = list(file.relative_to(top).parent.parts)
+            return ".".join([package, *parts])
+    raise ValueError(file)
+
+
+def test_the_runtime_never_imports_the_tooling() -> None:
+    runtime = [
+        file
+        for folder in ("engine", "adapters")
+        for file in (ROOT / folder).rglob("*.py")
+        if "tooling" not in file.relative_to(ROOT).parts
+    ]
+    assert runtime
+    offenders = {
+        str(file.relative_to(ROOT)): sorted(
+            name
+            for name in _imported_modules(file, _package_of(file))
+            if name.startswith("visiongate.engine.tooling")
+        )
+        for file in runtime
+    }
+    assert {file: names for file, names in offenders.items() if names} == {}
+
+
+def test_no_folder_holds_more_than_fifteen_modules() -> None:
+    folders = [ROOT / "src" / "visiongate", ROOT / "engine", ROOT / "adapters"]
+    crowded = {
+        str(folder.relative_to(ROOT)): count
+        for top in folders
+        for folder in [top, *(path for path in top.rglob("*") if path.is_dir())]
+        if (count := len(list(folder.glob("*.py")))) > 15
+    }
+    assert crowded == {}
