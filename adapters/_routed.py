@@ -61,6 +61,8 @@ class RoutedResult:
     """Files this call wrote (or, for browser screenshots, the path the tool gave)."""
     tool_name: str | None = None
     record: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    api: str | None = None
+    """The payload shape the images were fitted and guarded for (None: the route's own)."""
 
     @property
     def description(self) -> DescriptionNote | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,9 @@ def test_decide_from_provider_and_model_explains_every_rule(
         "--explain",
     )
     assert code == 0
-    assert "lane:    text" in out and "rule:    route-refuses-images" in out
-    assert "route-refuses-images         WINS -> text" in out
+    assert "lane:    text" in out and "rule:    auto-model-not-known-to-see" in out
+    assert re.search(r"\n  auto-model-not-known-to-see +WINS -> text\n", out)
+    assert "no match: path is `unverified`, rule wants refuses" in out
     assert "no match: catalog is `no_vision`, rule wants vision" in out
 
 
@@ -81,15 +83,15 @@ def test_an_invalid_policy_exits_3_with_located_diagnostics(
     assert "quote it: `'no'`" in err
 
 
-def test_explain_prints_all_36_cells(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_prints_all_54_cells(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "explain")
     rows = [line for line in out.splitlines() if line.startswith(("auto ", "native ", "text "))]
-    assert code == 0 and len(rows) == 36
-    assert out.strip().endswith("7 cell(s) native, 29 text")
+    assert code == 0 and len(rows) == 54
+    assert out.strip().endswith("10 cell(s) native, 44 text")
     table = json.loads(run(capsys, "explain", "--json")[1])
-    assert len(table) == 36 and {row["lane"] for row in table} == {"native", "text"}
+    assert len(table) == 54 and {row["lane"] for row in table} == {"native", "text"}
 
 
 def test_explain_a_bundled_example_policy_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "explain", "--policy", "examples/never-pixels")
-    assert code == 0 and "0 cell(s) native, 36 text" in out
+    assert code == 0 and "0 cell(s) native, 54 text" in out

@@ -1,6 +1,6 @@
 """Fact resolution from an agent config, the model catalog and the provider registry.
 
-The cases are data: `tests/data/facts/{mode,aux,catalog,path,embed}.yaml`.
+The cases are data: `tests/data/facts/{mode,aux,catalog,path,routes,embed}.yaml`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from visiongate.engine.facts._registry import ProviderRegistry
 from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
 
 DATA = Path(__file__).parent / "data" / "facts"
-CASE_FILES = ("mode", "aux", "catalog", "path", "embed")
+CASE_FILES = ("mode", "aux", "catalog", "path", "routes", "embed")
 DEFAULT_PROVIDER = "openrouter"
 DEFAULT_MODEL = "deepseek/deepseek-v3.2"
 

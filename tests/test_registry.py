@@ -18,8 +18,8 @@ from visiongate.engine.facts._registry import (
     MEDIA_TYPES,
     ProviderOverride,
     ProviderRegistry,
-    analyze_registry_text,
 )
+from visiongate.engine.facts._registry_load import analyze_registry_text
 
 DATA = yaml.safe_load(
     (Path(__file__).parent / "data" / "facts" / "registry_errors.yaml").read_text("utf-8")
@@ -69,7 +69,7 @@ def test_loading_a_broken_registry_raises_with_every_diagnostic(tmp_path: Path) 
         ProviderRegistry.from_file(path)
     codes = {d.code for d in raised.value.diagnostics}
     assert codes == {"unknown-api", "unknown-key", "missing-key"}
-    assert f"{path}:13:10" in str(raised.value)
+    assert f"{path}:14:10" in str(raised.value)
 
 
 def test_an_unreadable_registry_is_an_error(tmp_path: Path) -> None:

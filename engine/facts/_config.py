@@ -61,6 +61,8 @@ class ProviderDeclaration:
     """Model id -> declared vision (None with a warning when the value is unusable)."""
     folded_models: Mapping[str, Sourced[bool | None]]
     warnings: tuple[str, ...] = ()
+    base_url: str | None = None
+    """`providers.<id>.base_url`: which endpoint of the provider is used (Ollama's `/v1`)."""
 
     def model_vision(self, model: str) -> Sourced[bool | None] | None:
         """The declaration for a model: the exact key first, then case-insensitively."""
@@ -82,6 +84,10 @@ class AgentConfig:
     """`model.default` (or `model.name`, or `model` written as a string), stripped."""
     main_vision: Sourced[bool | None] | None
     """`model.supports_vision`, when present."""
+    main_provider: str | None
+    """`model.provider`, lower-cased, when the config names it."""
+    main_base_url: str | None
+    """`model.base_url`, when the config names it."""
     embed_target_bytes: Sourced[int | None]
     """None when not configured, so the policy's own value applies."""
     providers: Mapping[str, ProviderDeclaration]
@@ -118,6 +124,15 @@ class AgentConfig:
     def warnings(self) -> tuple[str, ...]:
         """Every warning about the config, one line each."""
         return tuple(_warning_text(d) for d in self.diagnostics)
+
+    def base_url_for(self, provider: str) -> str | None:
+        """The base URL the config gives for a provider (`providers.<id>.base_url`, else
+        `model.base_url` when `model.provider` names it); None when it gives none."""
+        name = provider.strip().lower()
+        declared = self.providers.get(name)
+        if declared is not None and declared.base_url:
+            return declared.base_url
+        return self.main_base_url if self.main_provider == name else None
 
     def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
         """`model.supports_vision`, if it applies to `model`: the config names no main model,
@@ -173,6 +188,8 @@ class _Reader:
 
     def config(self) -> AgentConfig:
         main_model, main_vision = self.main_model()
+        main = self.data.get("model")
+        main_section = main if isinstance(main, Mapping) else {}
         return AgentConfig(
             raw=MappingProxyType(dict(self.data)),
             label=self.label,
@@ -180,6 +197,8 @@ class _Reader:
             aux=self.aux(),
             main_model=main_model,
             main_vision=main_vision,
+            main_provider=_clean(main_section.get("provider")).lower() or None,
+            main_base_url=_clean(main_section.get("base_url")) or None,
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(self.providers()),
             diagnostics=tuple(self.diagnostics),
@@ -328,8 +347,9 @@ class _Reader:
                     models[str(model).strip()] = self.boolean(model_spec[word], path)
         override, warnings = self.override(key, spec)
         folded = {model.lower(): value for model, value in reversed(models.items())}
+        base_url = _clean(spec.get("base_url")) or None
         return ProviderDeclaration(
-            override, MappingProxyType(models), MappingProxyType(folded), warnings
+            override, MappingProxyType(models), MappingProxyType(folded), warnings, base_url
         )
 
     def override(

@@ -5,11 +5,14 @@
 | `mode`    | `agent.image_input_mode`, else `auto`                                            |
 | `aux`     | `auxiliary.vision` names a backend (provider not blank/`auto`, or model/base_url)|
 | `catalog` | `model.supports_vision` (main model) -> `providers.<p>.models.<m>.supports_vision` |
-|           | -> the model catalog -> `unknown`                                                |
-| `path`    | the provider registry, with the config's `providers.<p>.tool_result_images`      |
+|           | -> the model catalog (routing variants stripped, floating aliases followed)      |
+|           | -> `unknown`                                                                     |
+| `path`    | a learned or probed verdict (`routes`) -> the provider registry, with the config's |
+|           | `providers.<p>.tool_result_images` and `supports_vision` declarations             |
 
 The inputs are immutable, so a resolution is memoized per (provider, model) as given: a
-repeat costs one dictionary read. The memo is bounded; the oldest entry leaves first.
+repeat costs one dictionary read. The memo is bounded; the oldest entry leaves first. The one
+input that changes at run time, the routes overlay, is keyed into the memo by its version.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from typing import Final
 
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
-from ._config import AgentConfig, ProviderDeclaration
-from ._registry import ProviderRegistry, ProviderRoute
+from ._config import AgentConfig, ProviderDeclaration, Sourced
+from ._registry import ModelRef, ProviderRegistry, ProviderRoute
 
 MEMO_SIZE: Final = 4096
 
@@ -99,15 +102,34 @@ class FactResolver:
             self._memo[key] = resolved
         return resolved
 
+    def forget(self) -> None:
+        """Drop every memoized resolution (after an input changed, e.g. a learned route)."""
+        with self._lock:
+            self._memo.clear()
+
+    def declaration_for(self, provider: str) -> ProviderDeclaration | None:
+        """What the config declares under `providers.<provider>` (by id or registry alias)."""
+        name = provider.strip().lower()
+        return self._declarations.get(name) or self._declarations.get(self.registry.canonical(name))
+
+    def locate(self, provider: str, model: str) -> ModelRef:
+        """Where a provider and model sit in the registry, with the config's base URL."""
+        name = provider.strip().lower()
+        return self.registry.locate(name, model, self.config.base_url_for(name))
+
     def _resolve(self, provider: str, model: str) -> ResolvedFacts:
         config = self.config
-        declaration = self._declarations.get(provider) or self._declarations.get(
-            self.registry.canonical(provider)
+        declaration = self.declaration_for(provider)
+        ref = self.locate(provider, model)
+        catalog, catalog_line, answer, model_warnings, vision = self._catalog(
+            ref, declaration, model
         )
-        route = self.registry.route(
-            provider, model, declaration.override if declaration is not None else None
+        route = self.registry.route_ref(
+            ref,
+            declaration.override if declaration is not None else None,
+            vision=catalog,
+            declared_vision=vision.provenance if vision is not None and vision.value else None,
         )
-        catalog, catalog_line, answer, model_warnings = self._catalog(route, declaration, model)
         facts = {
             "mode": config.mode.value,
             "catalog": catalog,
@@ -135,24 +157,36 @@ class FactResolver:
         )
 
     def _catalog(
-        self, route: ProviderRoute, declaration: ProviderDeclaration | None, model: str
-    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...]]:
-        """(fact, provenance, catalog answer, warnings) for the `catalog` fact."""
+        self, ref: ModelRef, declaration: ProviderDeclaration | None, model: str
+    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...], Sourced[bool | None] | None]:
+        """(fact, provenance, catalog answer, warnings, config declaration) for `catalog`."""
         main = self.config.main_vision_for(model)
         if main is not None and main.value is not None:
-            return _vision(main.value), main.provenance, None, ()
+            return _vision(main.value), main.provenance, None, (), main
         declared = declaration.model_vision(model) if declaration is not None else None
         if declared is not None and declared.value is not None:
-            return _vision(declared.value), declared.provenance, None, ()
+            return _vision(declared.value), declared.provenance, None, (), declared
         warnings = declared.warnings if declared is not None else ()
-        answer = self.catalog.lookup(route.catalog, model)
-        return answer.verdict, self._catalog_line(answer, route.catalog, model), answer, warnings
+        answer, note = self._lookup(ref)
+        return answer.verdict, self._catalog_line(answer, ref, note), answer, warnings, None
 
-    def _catalog_line(self, answer: CatalogAnswer, section: str, model: str) -> str:
+    def _lookup(self, ref: ModelRef) -> tuple[CatalogAnswer, str]:
+        """The first catalog answer that knows the model, over the located ids in order."""
+        answer, note = CatalogAnswer("unknown"), ""
+        for candidate, how in ref.lookups:
+            answer, note = self.catalog.lookup(ref.catalog, candidate), how
+            if answer.verdict != "unknown":
+                break
+        return answer, "" if note == "exact id" else note
+
+    def _catalog_line(self, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
         label = self.catalog.label
         if answer.verdict == "unknown":
-            return f"{label}: `{section}/{model}` unknown ({answer.how})"
-        how = "" if answer.how == "exact id" else f" ({answer.how})"
+            notes = "; ".join(ref.notes)
+            extra = f"; {notes}" if notes else ""
+            return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
+        hows = [how for how in (answer.how, note) if how and how != "exact id"]
+        how = f" ({'; '.join(hows)})" if hows else ""
         return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
 
 
