@@ -18,18 +18,17 @@ same; a learned or probed verdict comes before all of this, in the fact resolver
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
+from ._registry_types import Entry, Evidence, Limits, ModelAlias, Veto
 
 __all__ = [
     "API_NAMES",
@@ -76,16 +75,6 @@ class ProviderOverride:
 
 
 @dataclass(frozen=True)
-class Limits:
-    """What one payload carries at most, and in which formats."""
-
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images_per_request: int
-
-
-@dataclass(frozen=True)
 class ProviderRoute:
     """How images reach a provider and model: the `path` fact plus the payload facts."""
 
@@ -119,88 +108,6 @@ class ProviderRoute:
     def path(self) -> str:
         """The `path` fact: `accepts`, `refuses` or `unverified`."""
         return path_of(self.accepts_tool_images, self.evidence)
-
-
-@dataclass(frozen=True)
-class Patterns:
-    """Shell-style globs, matched case-insensitively on an id and on its last `/` segment."""
-
-    text: tuple[str, ...]
-    regex: re.Pattern[str]
-    anything: bool
-    """One of the patterns is `*`."""
-
-    @classmethod
-    def of(cls, patterns: list[str]) -> Patterns:
-        joined = "|".join(fnmatch.translate(pattern.lower()) for pattern in patterns)
-        return cls(tuple(patterns), re.compile(joined), "*" in patterns)
-
-    def matches(self, name: str) -> bool:
-        if self.anything:
-            return True
-        folded = name.lower()
-        return bool(self.regex.match(folded) or self.regex.match(folded.rpartition("/")[2]))
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What a verdict rests on, where it is cited, and where the registry says it."""
-
-    kind: str
-    cites: str
-    where: str
-
-
-@dataclass(frozen=True)
-class ModelRule:
-    match: Patterns
-    tool_result_images: bool
-    api: str | None
-    note: str
-    evidence: Evidence
-    when_catalog: frozenset[str] | None = None
-
-
-@dataclass(frozen=True)
-class ModelAlias:
-    alias: str
-    model: str
-    note: str
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class Entry:
-    id: str
-    api: str
-    tool_result_images: bool
-    catalog: str
-    note: str
-    evidence: Evidence
-    rules: tuple[ModelRule, ...]
-    limits: Mapping[str, Any]
-    """Limits this provider sets itself, over those of its api."""
-    aliases: tuple[str, ...] = ()
-    strip_variants: tuple[str, ...] = ()
-    model_aliases: tuple[ModelAlias, ...] = ()
-    base_url_routes: tuple[tuple[str, str], ...] = ()
-    """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""
-
-    def alias_for(self, model: str) -> ModelAlias | None:
-        folded = model.lower()
-        last = folded.rpartition("/")[2]
-        for alias in self.model_aliases:
-            if alias.alias.lower() in (folded, last):
-                return alias
-        return None
-
-
-@dataclass(frozen=True)
-class Veto:
-    provider: Patterns
-    model: Patterns
-    note: str
-    evidence: Evidence
 
 
 @dataclass(frozen=True)

@@ -15,22 +15,14 @@ from typing import Any
 from .._diagnostics import Diagnostic, has_errors
 from .._validate import validate
 from .._yaml import DocumentPath, LoadedYaml, load_yaml
-from ._registry import (
-    Entry,
-    Evidence,
-    Limits,
-    ModelAlias,
-    ModelRule,
-    Patterns,
-    ProviderRegistry,
-    Veto,
-)
+from ._registry import ProviderRegistry
 from ._registry_schema import (
     CITED_EVIDENCE,
     REGISTRY_SCHEMA,
     place_registry_diagnostic,
     refine_registry_diagnostic,
 )
+from ._registry_types import Entry, Evidence, Limits, ModelAlias, ModelRule, Patterns, Veto
 
 __all__ = ["STAGES", "analyze_registry_text"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
@@ -27,6 +27,7 @@ from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._config import AgentConfig, ProviderDeclaration, Sourced
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
+from ._routes import LearnedRoute, RouteOverlay
 
 MEMO_SIZE: Final = 4096
 
@@ -66,10 +67,13 @@ class FactResolver:
         registry: ProviderRegistry,
         *,
         memo_size: int = MEMO_SIZE,
+        routes: RouteOverlay | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
         self.registry = registry
+        self.routes = routes if routes is not None else RouteOverlay(None)
+        self._routes_version = self.routes.version
         self._memo: dict[tuple[str, str], ResolvedFacts] = {}
         self._memo_size = max(1, memo_size)
         self._lock = threading.Lock()
@@ -91,6 +95,9 @@ class FactResolver:
 
     def resolve(self, provider: str, model: str) -> ResolvedFacts:
         """The facts for `provider` and `model` (memoized)."""
+        if self.routes.refresh() != self._routes_version:
+            self._routes_version = self.routes.version
+            self.forget()
         key = (provider, model)
         found = self._memo.get(key)
         if found is not None:
@@ -112,6 +119,12 @@ class FactResolver:
         name = provider.strip().lower()
         return self._declarations.get(name) or self._declarations.get(self.registry.canonical(name))
 
+    def learn(self, route: LearnedRoute) -> LearnedRoute:
+        """Record a verdict in the routes overlay; later resolutions see it at once."""
+        self.routes.record(route)
+        self.forget()
+        return route
+
     def locate(self, provider: str, model: str) -> ModelRef:
         """Where a provider and model sit in the registry, with the config's base URL."""
         name = provider.strip().lower()
@@ -130,6 +143,7 @@ class FactResolver:
             vision=catalog,
             declared_vision=vision.provenance if vision is not None and vision.value else None,
         )
+        route = self._learned(route, ref)
         facts = {
             "mode": config.mode.value,
             "catalog": catalog,
@@ -143,6 +157,8 @@ class FactResolver:
             "path": f"{route.source}: {route.reason}",
         }
         provider_warnings = declaration.warnings if declaration is not None else ()
+        if self.routes.problem is not None:
+            provider_warnings += (self.routes.problem,)
         return ResolvedFacts(
             provider=provider,
             model=model,
@@ -154,6 +170,22 @@ class FactResolver:
             embed_target_provenance=config.embed_target_bytes.provenance,
             catalog_answer=answer,
             cell=(facts["mode"], catalog, facts["aux"], route.path),
+        )
+
+    def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
+        """The route as the overlay settles it, when it holds a verdict for this model."""
+        found = self.routes.find(ref.provider, ref.model, ref.matched)
+        if found is None:
+            return route
+        return replace(
+            route,
+            accepts_tool_images=found.verdict == "accepts",
+            reason=found.provenance,
+            source=self.routes.label,
+            evidence=found.how,
+            cites="",
+            where="",
+            known=True,
         )
 
     def _catalog(

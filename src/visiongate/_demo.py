@@ -155,7 +155,8 @@ class _Demo:
     def router(self, scenario: Scenario) -> Router:
         key = json.dumps(scenario.config, sort_keys=True)
         if key not in self.routers:
-            gate = Gate.load(config=dict(scenario.config), trace=self.trace_path)
+            # The demo is reproducible: routes learned on this machine do not change it.
+            gate = Gate.load(config=dict(scenario.config), trace=self.trace_path, routes=False)
             self.routers[key] = Router(gate, cache=self.out / "cache", vision=self.vision)
         return self.routers[key]
 

@@ -121,7 +121,10 @@ class Session:
             default=str,
         )
         if key not in self.gates:
-            self.gates[key] = Gate.load(reference, config, case.catalog, case.registry)
+            # Learned routes are this machine's state: a policy test must not depend on them.
+            self.gates[key] = Gate.load(
+                reference, config, case.catalog, case.registry, routes=False
+            )
         return self.gates[key]
 
 
