@@ -172,18 +172,31 @@ class _Reader:
     def unknown(self) -> list[Diagnostic]:
         """Near misses of keys visiongate reads, outside provider entries."""
         found: list[Diagnostic] = []
-        unknown_keys(self.data, lambda *args: found.append(self.diagnostic("warning", *args)))
+
+        def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
+            found.append(self.diagnostic("warning", code, message, path, help_text, at_key=True))
+
+        unknown_keys(self.data, report)
         return found
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def location(self, path: DocumentPath) -> Location:
-        return self.loaded.location(path) if self.loaded is not None else Location(self.label)
+    def location(self, path: DocumentPath, at_key: bool = False) -> Location:
+        if self.loaded is None:
+            return Location(self.label)
+        return self.loaded.location(path, key=at_key)
 
     def diagnostic(
-        self, severity: Severity, code: str, message: str, path: DocumentPath, help_text: str = ""
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        path: DocumentPath,
+        help_text: str = "",
+        at_key: bool = False,
     ) -> Diagnostic:
-        return Diagnostic(code, severity, message, self.location(path), path, help_text)
+        location = self.location(path, at_key)
+        return Diagnostic(code, severity, message, location, path, help_text)
 
     def warn(
         self,
@@ -192,8 +205,9 @@ class _Reader:
         path: DocumentPath,
         help_text: str = "",
         severity: Severity = "warning",
+        at_key: bool = False,
     ) -> str:
-        diagnostic = self.diagnostic(severity, code, message, path, help_text)
+        diagnostic = self.diagnostic(severity, code, message, path, help_text, at_key)
         self.diagnostics.append(diagnostic)
         return _warning_text(diagnostic)
 

@@ -70,7 +70,9 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
         for key in section:
             if str(key) in known:
                 continue
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS)
+            # In visiongate's own section every key is reported, so a looser match may suggest.
+            cutoff = 0.6 if own else NEAR_MISS
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=cutoff)
             if close or own:
                 _report(warn, path, str(key), known, close)
 

@@ -65,6 +65,7 @@ class Reader(Protocol):
         path: DocumentPath,
         help_text: str = "",
         severity: Severity = "warning",
+        at_key: bool = False,
     ) -> str: ...
 
     def boolean(self, raw: Any, path: DocumentPath) -> Sourced[bool | None]: ...
@@ -81,11 +82,11 @@ def read_declaration(reader: Reader, key: Any, spec: Mapping[Any, Any]) -> Provi
                 path = ("providers", key, "models", model, word)
                 models[str(model).strip()] = reader.boolean(model_spec[word], path)
     override, warnings = _override(reader, key, spec)
-    unknown_keys(
-        reader.data,
-        lambda *args: warnings.append(reader.warn(*args)),
-        only=("providers", str(key)),
-    )
+
+    def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
+        warnings.append(reader.warn(code, message, path, help_text, at_key=True))
+
+    unknown_keys(reader.data, report, only=("providers", str(key)))
     folded = {model.lower(): value for model, value in reversed(models.items())}
     base_url = clean(spec.get("base_url")) or None
     return ProviderDeclaration(
