@@ -221,3 +221,20 @@ def test_a_screenshot_description_comes_before_the_tool_text(
     )
     end = lines.index("[end of the description of the screenshot]")
     assert lines[end + 1 : end + 3] == ["Page: Example", "MEDIA:/tmp/b/shot.png"]
+
+
+def test_audit_reads_records_of_unverified_routes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from visiongate.cli import main
+
+    sink = Sink()
+    gate = Gate.load(trace=sink, routes=False)
+    gate.decide("openrouter", "anthropic/claude-sonnet-4.5")
+    gate.decide_facts("native", "unknown", "set", "unverified")
+    trace = tmp_path / "decisions.jsonl"
+    trace.write_text("".join(json.dumps(record) + "\n" for record in sink.records))
+    assert main(["audit", str(trace), "--json"]) == 0  # 1 when a line is malformed
+    capsys.readouterr()
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [line["facts"]["path"] for line in lines] == ["unverified", "unverified"]
