@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -23,7 +23,7 @@ from visiongate.engine import Gate
 
 from ._cache import ImageCache
 from ._routed import RoutedResult
-from .payloads import Payload, render_payload
+from .payloads import Payload, Withheld, render_payload
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
 
@@ -195,7 +195,7 @@ class Router:
             return self._backends.setdefault(key, backend)
 
 
-def _amended(record: Any, api: str, withheld: Iterable[Any]) -> dict[str, Any]:
+def _amended(record: Mapping[str, Any], api: str, withheld: Iterable[Withheld]) -> dict[str, Any]:
     """`record` once a payload for `api` withheld more images: those move from `attached` to
     `refused` (by their position among the attached images), and the record says why."""
     amended = dict(record)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -139,7 +140,9 @@ def _tool_result(image: ProcessedImage, target: ProbeTarget) -> list[dict[str, A
     return list(render_payload(result, target.api, tool_call_id=CALL_ID).messages)
 
 
-def _verdict(base: ProbeResult, response: httpx.Response, reply_of: Any) -> ProbeResult:
+def _verdict(
+    base: ProbeResult, response: httpx.Response, reply_of: Callable[[Any], str]
+) -> ProbeResult:
     status = response.status_code
     text = response.text
     if status >= 400:
