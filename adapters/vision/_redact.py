@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import base64
 import json
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 from urllib.parse import quote
 
-from visiongate.engine._settings import SanitizeSettings
-
-from ..sanitize._text import clean_text, compile_text_rules
+from ..sanitize._line import untrusted_line
 from ._base import one_line
 
 __all__ = [
@@ -45,9 +42,6 @@ _MIN_ENCODED_KEY: Final = 8
 # Characters a key may be split by: whitespace and the invisible ones a sanitizer may keep.
 _SPLITTERS: Final = frozenset(" \t\r\n\v\f\x85\xa0\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
 _EXTRACT_CHARS: Final = 2_000
-_STRICT: Final = compile_text_rules(
-    SanitizeSettings(allowed_flag_tags=(), strip_bidi=True, strip_zero_width=True)
-)
 
 
 @dataclass(frozen=True)
@@ -79,9 +73,8 @@ def summarize_error(status: int, body: bytes, key: str | None) -> str:
 def short_reason(message: str, key: str | None, limit: int = REASON_CHARS) -> str:
     """A server's message cut down to one short, redacted, visible line."""
     text = redact_key(message[:_EXTRACT_CHARS], key)
-    text, _ = clean_text(text, _STRICT)
-    text = "".join(" " if _unprintable(char) else char for char in text)
-    return redact_key(one_line(text, limit), key)
+    # `one_line` redacts data URLs and long base64 runs; `untrusted_line` cleans the rest.
+    return redact_key(untrusted_line(one_line(text, _EXTRACT_CHARS), limit), key)
 
 
 def _message_of(body: bytes) -> str:
@@ -103,10 +96,6 @@ def error_message(payload: Any) -> str:
             return str(error.get("message", ""))
         return str(error)
     return str(payload)
-
-
-def _unprintable(char: str) -> bool:
-    return unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
 
 
 @lru_cache(maxsize=8)
