@@ -124,9 +124,7 @@ class BoundedSession(ClientSession):
     def label(self) -> str:
         return self._state.label
 
-    async def send_request(
-        self, request: Any, result_type: Any, *args: Any, **kwargs: Any
-    ) -> Any:
+    async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
         method = str(getattr(request, "method", "request"))
         seconds = self._timeout_for(method)
         try:
