@@ -10,30 +10,23 @@ here is the text start or the position after any control character or line/parag
 separator; leading spaces, format characters and default-ignorable characters are skipped;
 and the word is compared after dropping invisible characters, NFKD, combining marks and
 case. Marking too much only adds a harmless prefix; marking too little lets a server name a
-file. The work is linear in the text: a regex finds line starts whose first visible
-character can begin an `m`, and only those are checked in Python.
+file. The work is linear in the text: a regex finds the line starts followed by characters
+that can spell the word, and only those are checked in Python.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from functools import lru_cache
 from typing import Final
 
-from ._media_tables import (
-    DEFAULT_IGNORABLE_RANGES,
-    LEADING_RANGES,
-    M_START_RANGES,
-    SEPARATOR_RANGES,
-    Ranges,
-    folded,
-)
+from ._media_tables import WORD, Ranges, folded, table
 
-__all__ = ["MEDIA_WORD", "UNVERIFIED", "mark_unverified_media"]
+__all__ = ["MEDIA_WORD", "UNVERIFIED", "mark_unverified_media", "reads_as_media"]
 
-MEDIA_WORD: Final = "media:"
-"""The tag, as `folded` spells it."""
+MEDIA_WORD: Final = WORD
 UNVERIFIED: Final = "[unverified] "
+_FOLDS_KEPT: Final = 4096
 
 
 def _char_class(ranges: Ranges) -> str:
@@ -43,12 +36,22 @@ def _char_class(ranges: Ranges) -> str:
     )
 
 
-_SEPARATORS: Final = _char_class(SEPARATOR_RANGES)
+def _word_pattern() -> str:
+    """The six letters of `media:`, each as the class of characters that fold to it, with
+    invisible characters allowed between them: a C-speed filter before the exact check."""
+    invisible = f"[{_char_class(table('invisible'))}]*"
+    return invisible.join(f"[{_char_class(table(letter))}]" for letter in WORD)
+
+
+_LEADING: Final = f"([{_char_class(table('leading'))}]*)"
+# A separator (consumed) and the leading run; the lookahead leaves the word for the check.
+# Starting with a plain class lets the regex engine skip ahead fast; the text start is
+# matched on its own.
 _CANDIDATE: Final = re.compile(
-    f"(?:\\A|(?<=[{_SEPARATORS}]))[{_char_class(LEADING_RANGES)}]*(?=[{_char_class(M_START_RANGES)}])"
+    f"[{_char_class(table('separators'))}]{_LEADING}(?={_word_pattern()})"
 )
-# Inside the word only invisible characters are dropped (a space there ends the word).
-_IGNORABLE: Final = re.compile(f"[{_char_class(DEFAULT_IGNORABLE_RANGES)}]")
+_START: Final = re.compile(f"{_LEADING}(?={_word_pattern()})")
+_INVISIBLE: Final = re.compile(f"[{_char_class(table('invisible'))}]")
 
 
 def mark_unverified_media(text: str) -> tuple[str, int]:
@@ -58,10 +61,13 @@ def mark_unverified_media(text: str) -> tuple[str, int]:
     The mark goes right before the word, after any leading spaces or invisible characters,
     so the line can no longer start with `MEDIA:` whatever a consumer strips from its start.
     """
+    words = [match.end() for match in _CANDIDATE.finditer(text)]
+    first = _START.match(text)
+    if first is not None:
+        words.insert(0, first.end())
     pieces: list[str] = []
     last = 0
-    for match in _CANDIDATE.finditer(text):
-        word = match.end()
+    for word in words:
         if reads_as_media(text, word):
             pieces += (text[last:word], UNVERIFIED)
             last = word
@@ -74,18 +80,21 @@ def mark_unverified_media(text: str) -> tuple[str, int]:
 def reads_as_media(text: str, start: int) -> bool:
     """Whether `text` at `start` spells `media:` once invisible characters, compatibility
     forms, combining marks and case are set aside."""
+    window = text[start : start + len(MEDIA_WORD)]
+    if window.isascii():
+        # ASCII has no invisible or compatibility characters: the common case, decided at once.
+        return window.lower() == MEDIA_WORD
     seen = ""
     index = start
     while len(seen) < len(MEDIA_WORD) and index < len(text):
-        char = text[index]
+        seen += _fold(text[index])
         index += 1
-        if _is_invisible(char):
-            continue
-        seen += folded(char)
         if not MEDIA_WORD.startswith(seen[: len(MEDIA_WORD)]):
             return False
     return seen.startswith(MEDIA_WORD)
 
 
-def _is_invisible(char: str) -> bool:
-    return unicodedata.category(char) == "Cf" or _IGNORABLE.match(char) is not None
+@lru_cache(maxsize=_FOLDS_KEPT)
+def _fold(char: str) -> str:
+    """How a lenient consumer reads `char`: nothing if invisible, else its folded form."""
+    return "" if _INVISIBLE.match(char) is not None else folded(char)
