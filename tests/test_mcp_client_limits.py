@@ -176,3 +176,7 @@ def test_limits_refuse_nonsense() -> None:
         McpLimits(request_timeout=0)
     with pytest.raises(ValueError, match="`max_message_bytes` must be at least 1024"):
         McpLimits(max_message_bytes=10)
+    with pytest.raises(ValueError, match="`connect_timeout` must be above 0"):
+        McpLimits.of(timeout=0)
+    assert McpLimits.of(timeout=5) == McpLimits(5, 5)
+    assert McpLimits.of(timeout=5, connect_timeout=1).connect_timeout == 1

@@ -83,10 +83,13 @@ class McpLimits:
     ) -> McpLimits:
         """Limits from optional values: `timeout` bounds each request and, unless
         `connect_timeout` is given, the handshake too."""
+        connect = connect_timeout if connect_timeout is not None else timeout
         return cls(
-            connect_timeout=connect_timeout or timeout or DEFAULT_CONNECT_TIMEOUT_S,
-            request_timeout=timeout or DEFAULT_REQUEST_TIMEOUT_S,
-            max_message_bytes=max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
+            connect_timeout=connect if connect is not None else DEFAULT_CONNECT_TIMEOUT_S,
+            request_timeout=timeout if timeout is not None else DEFAULT_REQUEST_TIMEOUT_S,
+            max_message_bytes=(
+                max_message_bytes if max_message_bytes is not None else DEFAULT_MAX_MESSAGE_BYTES
+            ),
         )
 
 
