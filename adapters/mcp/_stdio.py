@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Final, TextIO
 
 import anyio
-import mcp_types
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from ..sanitize._line import untrusted_line
@@ -186,7 +186,7 @@ def _parse(line: bytes, state: StdioState) -> SessionMessage | None:
     if not line.strip():
         return None
     try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        message = jsonrpc_message_adapter.validate_json(line, by_name=False)
     except (ValidationError, ValueError):
         # Not fatal (servers print stray lines); counted and named if a request then times out.
         state.malformed += 1
