@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import skimage.data
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageCms, ImageDraw, ImageFont
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, sniff_media_type
 
@@ -85,6 +85,20 @@ def exif_orientation(value: int) -> bytes:
     exif = Image.Exif()
     exif[0x0112] = value
     return exif.tobytes()
+
+
+def swapped_primaries_profile() -> bytes:
+    """A valid RGB colour profile that is not sRGB: lcms's sRGB with red and blue swapped."""
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    (count,) = struct.unpack_from(">I", profile, 128)
+    entries = {profile[132 + 12 * i : 136 + 12 * i]: 136 + 12 * i for i in range(count)}
+    red, blue = entries[b"rXYZ"], entries[b"bXYZ"]
+    swapped = bytearray(profile)
+    swapped[red : red + 8], swapped[blue : blue + 8] = (
+        profile[blue : blue + 8],
+        profile[red : red + 8],
+    )
+    return bytes(swapped)
 
 
 def png_chunk(kind: bytes, body: bytes) -> bytes:
