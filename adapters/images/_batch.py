@@ -13,6 +13,7 @@ from typing import Final, ParamSpec, TypeVar
 
 from visiongate.engine._settings import NativeSettings
 
+from ._budget import DEFAULT_MEMORY_BUDGET, MemoryBudget, predicted_peak
 from ._process import process_with_digest
 from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
 
@@ -119,11 +120,19 @@ def process_images(
 
 
 class ImageWorker:
-    """Runs image processing in its own bounded thread pool, so an event loop never waits on it."""
+    """Runs image processing in its own bounded thread pool, so an event loop never waits on it.
 
-    def __init__(self, max_workers: int = DEFAULT_WORKERS) -> None:
+    Threads bound how many images run at once; `memory_budget` bounds how much memory they
+    take together: each image reserves its peak, predicted from its header, before it is
+    decoded, so a few 64-megapixel images wait for each other instead of running together.
+    """
+
+    def __init__(
+        self, max_workers: int = DEFAULT_WORKERS, *, memory_budget: int = DEFAULT_MEMORY_BUDGET
+    ) -> None:
         if max_workers < 1:
             raise ValueError("an image worker needs at least one thread")
+        self._budget = MemoryBudget(memory_budget)
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="visiongate-image")
 
     async def process_image(
@@ -131,7 +140,7 @@ class ImageWorker:
     ) -> ProcessedImage | RefusedImage:
         """`process_image` in the pool."""
         digest = await self._run(_sha256, data)
-        return await self._run(process_with_digest, data, target, digest)
+        return await self._run(self._process, data, target, digest)
 
     async def process_images(
         self,
@@ -147,13 +156,19 @@ class ImageWorker:
         while window := planner.next_window():
             results = await asyncio.gather(
                 *(
-                    self._run(process_with_digest, images[index], target, digest)
+                    self._run(self._process, images[index], target, digest)
                     for index, digest in window
                 )
             )
             for (index, digest), result in zip(window, results, strict=True):
                 planner.record(index, digest, result)
         return planner.result()
+
+    def _process(
+        self, data: bytes, target: ImageTarget, digest: str
+    ) -> ProcessedImage | RefusedImage:
+        with self._budget.reserve(predicted_peak(data, target.max_edge_px)):
+            return process_with_digest(data, target, digest)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the threads; queued work is cancelled, running work finishes."""

@@ -13,12 +13,13 @@ comes out exactly as a direct resize would give it.
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 from PIL import Image
 
 from ._decode import DecodedImage
-from ._normalize import ColourConversion, converter, opaque
+from ._normalize import ColourConversion, converter
 
 RESAMPLE: Final = Image.Resampling.BILINEAR
 """Pillow's antialiased triangle filter: 40% faster than BICUBIC at screenshot scales (24 vs 40 ms,
@@ -29,6 +30,8 @@ REDUCING_GAP: Final = 2.0
 BAND_PIXELS: Final = 1 << 20
 """Pixels converted at a time while the working copy is built (a few MB, whatever the image)."""
 
+Box = tuple[float, float, float, float]
+_STANDARD: Final = frozenset({"L", "LA", "RGB", "RGBA"})
 _PREMULTIPLIED: Final = {"RGBA": "RGBa", "LA": "La"}
 _STRAIGHT: Final = {"RGBa": "RGBA", "La": "LA"}
 _TRANSPOSE: Final = {
@@ -53,7 +56,7 @@ class SourceImage:
         self._orientation = decoded.orientation
         self._transposed = decoded.transposed
         factor = reduction(pixels.size, self._stored(size))
-        self._region = (0.0, 0.0, pixels.width / factor[0], pixels.height / factor[1])
+        self._region: Box = (0.0, 0.0, pixels.width / factor[0], pixels.height / factor[1])
         self.image = working_copy(pixels, factor)
         """Pixels as stored (not yet upright), reduced, premultiplied (`RGBa`, `La`) with alpha.
         No metadata: encoders copy comments and profiles from an image's `info`."""
@@ -64,8 +67,9 @@ class SourceImage:
         image = self.image
         stored = self._stored(size)
         if image.size != stored or self._region != (0, 0, *image.size):
-            image = image.resize(stored, RESAMPLE, box=self._region, reducing_gap=REDUCING_GAP)
-        image = _straight(image)
+            image = resample(image, stored, self._region)
+        else:
+            image = _straight(image)
         if self._orientation != 1:
             image = image.transpose(_TRANSPOSE[self._orientation])
         return self._colour.apply(image)
@@ -80,15 +84,16 @@ class SourceImage:
         width, height = self._stored(size)
         columns, rows = min(grid, width // tile), min(grid, height // tile)
         scale_x, scale_y = self._region[2] / width, self._region[3] / height
-        mosaic = Image.new(self.image.mode, (columns * tile, rows * tile))
+        mosaic = Image.new(
+            _STRAIGHT.get(self.image.mode, self.image.mode), (columns * tile, rows * tile)
+        )
         for column in range(columns):
             x = column * (width - tile) // max(1, columns - 1)
             for row in range(rows):
                 y = row * (height - tile) // max(1, rows - 1)
                 box = (x * scale_x, y * scale_y, (x + tile) * scale_x, (y + tile) * scale_y)
-                piece = self.image.resize((tile, tile), RESAMPLE, box=box)
-                mosaic.paste(piece, (column * tile, row * tile))
-        return _straight(mosaic)
+                mosaic.paste(resample(self.image, (tile, tile), box), (column * tile, row * tile))
+        return mosaic
 
     def _stored(self, size: tuple[int, int]) -> tuple[int, int]:
         return (size[1], size[0]) if self._transposed else size
@@ -103,27 +108,29 @@ def reduction(source: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]
 
 
 def working_copy(pixels: Image.Image, factor: tuple[int, int]) -> Image.Image:
-    """`pixels` in a standard mode, premultiplied if translucent, reduced by `factor`.
+    """`pixels` in a standard mode without metadata, reduced by `factor`.
 
-    Built a band of rows at a time, so the only full-size buffer is `pixels` itself; when
-    nothing needs changing, `pixels` is returned (with its metadata dropped).
+    Built a band of rows at a time, so the only full-size buffer besides `pixels` is the copy
+    itself. Unreduced, `pixels` is kept as it is when its mode is already standard (straight
+    alpha then: `resample` premultiplies a band at a time); reduced, translucent pixels are
+    premultiplied before the box filter, as Pillow's resize does, and stay premultiplied.
     """
-    if factor == (1, 1) and pixels.mode in ("L", "RGB") and "transparency" not in pixels.info:
+    drop_alpha = _opaque(pixels)
+    if factor == (1, 1) and pixels.mode in _STANDARD and not drop_alpha:
         pixels.info = {}
         return pixels
     convert = converter(pixels)
-    # A fully opaque alpha channel is dropped before anything is built from it.
-    drop_alpha = pixels.mode in _PREMULTIPLIED and opaque(pixels)
     rows = max(factor[1], BAND_PIXELS // max(1, pixels.width) // factor[1] * factor[1])
     copy: Image.Image | None = None
     lowest_alpha = 255
     for top in range(0, pixels.height, rows):
         band = convert(pixels.crop((0, top, pixels.width, min(pixels.height, top + rows))))
-        if drop_alpha:
+        if drop_alpha and band.mode in _PREMULTIPLIED:
             band = band.convert(band.mode[:-1])
         elif band.mode in _PREMULTIPLIED:
             lowest_alpha = min(lowest_alpha, _lowest_alpha(band))
-            band = band.convert(_PREMULTIPLIED[band.mode])
+            if factor != (1, 1):
+                band = band.convert(_PREMULTIPLIED[band.mode])
         if factor != (1, 1):
             band = band.reduce(factor)
         if copy is None:
@@ -131,14 +138,62 @@ def working_copy(pixels: Image.Image, factor: tuple[int, int]) -> Image.Image:
             copy = Image.new(band.mode, size)
         copy.paste(band, (0, top // factor[1]))
     assert copy is not None  # an image has at least one row
-    if copy.mode in _STRAIGHT and lowest_alpha == 255:
-        return copy.convert(_STRAIGHT[copy.mode][:-1])  # a palette's alpha turned out opaque
+    if lowest_alpha == 255 and copy.mode in ("RGBA", "LA", "RGBa", "La"):
+        return copy.convert(copy.mode[0] if copy.mode[0] == "L" else "RGB")  # opaque after all
     return copy
 
 
-def _lowest_alpha(band: Image.Image) -> int:
-    alpha = band.getextrema()[-1]
-    return int(alpha[0]) if isinstance(alpha, tuple) else 255
+def resample(image: Image.Image, size: tuple[int, int], box: Box) -> Image.Image:
+    """The `box` region of a working copy at `size`, with straight alpha.
+
+    Pillow's resize of a straight-alpha image premultiplies the whole image first; here only
+    the rows each band of the output reads are premultiplied (the triangle filter reads one
+    output pixel's width beyond its own), which gives the same pixels.
+    """
+    if image.mode not in _PREMULTIPLIED:
+        return _straight(image.resize(size, RESAMPLE, box=box, reducing_gap=REDUCING_GAP))
+    scale_x, scale_y = (box[2] - box[0]) / size[0], (box[3] - box[1]) / size[1]
+    reach_x, reach_y = max(scale_x, 1.0) + 2, max(scale_y, 1.0) + 2
+    left = max(0, math.floor(box[0] - reach_x))
+    right = min(image.width, math.ceil(box[2] + reach_x))
+    output = Image.new(image.mode, size)
+    rows = max(1, int(BAND_PIXELS / ((right - left) * max(scale_y, 1.0))))  # source pixels
+    for top in range(0, size[1], rows):
+        bottom = min(size[1], top + rows)
+        first, last = box[1] + top * scale_y, box[1] + bottom * scale_y
+        upper = max(0, math.floor(first - reach_y))
+        lower = min(image.height, math.ceil(last + reach_y))
+        piece = image.crop((left, upper, right, lower)).convert(_PREMULTIPLIED[image.mode])
+        region = (box[0] - left, first - upper, box[2] - left, last - upper)
+        band = piece.resize((size[0], bottom - top), RESAMPLE, box=region)
+        output.paste(_straight(band), (0, top))
+    return output
+
+
+def _opaque(pixels: Image.Image) -> bool:
+    """Whether an alpha channel or a palette's transparency is present but never used."""
+    if pixels.mode in _PREMULTIPLIED:
+        return _lowest_alpha(pixels) == 255
+    if pixels.mode == "P" and pixels.has_transparency_data:
+        return _palette_opaque(pixels)
+    return False
+
+
+def _palette_opaque(pixels: Image.Image) -> bool:
+    transparency = pixels.info.get("transparency")
+    if isinstance(transparency, int):
+        translucent = {transparency}
+    elif isinstance(transparency, bytes):
+        translucent = {index for index, alpha in enumerate(transparency) if alpha < 255}
+    else:
+        return False  # alpha in the palette itself: left to the per-band check
+    counts = pixels.histogram()
+    return not any(counts[index] for index in translucent if index < len(counts))
+
+
+def _lowest_alpha(image: Image.Image) -> int:
+    low = image.getchannel("A").getextrema()[0]  # one band: all four would copy four
+    return int(low) if isinstance(low, (int, float)) else 0
 
 
 def _straight(image: Image.Image) -> Image.Image:
