@@ -6,7 +6,7 @@ import hashlib
 
 from ._decode import DecodedImage, decode, fitted_size
 from ._fit import fit, plan
-from ._repair import drop_corrupt_ancillary_chunks
+from ._repair import drop_unused_chunks
 from ._sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._source import SourceImage
 from ._types import ImageTarget, ProcessedImage, Refusal, RefusedImage
@@ -39,9 +39,9 @@ def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None)
     original = data
     media_type = _decodable(data, sniffed)
     if sniffed == "image/png":
-        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do; the repaired
-        # file is re-encoded, since passthrough promises the tool's bytes unchanged.
-        data = drop_corrupt_ancillary_chunks(data)
+        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do, and so is
+        # text; the repaired file is re-encoded, as passthrough promises the tool's bytes.
+        data = drop_unused_chunks(data)
     may_pass = data is original and _bytes_fit(data, media_type, target)
     decoded, pixels = decode(data, media_type, target.max_edge_px, exact=may_pass)
     if may_pass and _passes_through(decoded, target):

@@ -15,6 +15,7 @@ tests can start it from any directory and from a non-editable install.
 | `embedded_image` | the screenshot as an embedded `BlobResourceContents` resource           |
 | `link`           | a resource link to an image, not the image                              |
 | `for_user`       | an image and a text annotated for the user's eyes only                  |
+| `lying_images`   | polyglots, short pixel data, text in metadata (`_lying_images.py`)      |
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from mcp.types import (
     TextContent,
 )
 from PIL import Image, ImageDraw, ImageFont
+
+from . import _lying_images
 
 __all__ = [
     "MODULE",
@@ -272,6 +275,7 @@ def build_server() -> MCPServer:
             ]
         )
 
+    _lying_images.register(server)
     return server
 
 
