@@ -107,7 +107,7 @@ def _webp() -> bytes:
 def _zip() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("readme.txt", INJECTION)
+        archive.writestr(zipfile.ZipInfo("readme.txt", date_time=(2026, 1, 1, 0, 0, 0)), INJECTION)
     return buffer.getvalue()
 
 
@@ -150,6 +150,7 @@ def _png_icc_text() -> bytes:
             struct.pack_into(">II", entries, 8 + 12 * index, len(profile), len(text))
     edited = bytearray(profile[:128] + entries + profile[132 + 12 * count :] + text)
     struct.pack_into(">I", edited, 0, len(edited))
+    edited[24:36] = bytes(12)  # lcms stamps the creation time: the sample must not change
     return _save(_picture(), "PNG", icc_profile=bytes(edited))
 
 
