@@ -1,6 +1,6 @@
 """Peak memory and time of the image stage on its worst cases, each in a fresh subprocess.
 
-    python bench/bench_image_memory.py [--quick] [--only NAME]
+    python bench/bench_image_memory.py [--quick] [--only NAME] [--python INTERPRETER]
 
 Each case is written to a temporary file. A child process imports the stage, reads the file,
 resets its resident-set high-water mark (/proc/self/clear_refs) and runs one step; the peak is
@@ -29,10 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _screens import screenshot
 
 _BYTES_PER_PIXEL = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2}
 _STANDARD_BYTES_PER_PIXEL = {"1": 1, "L": 1, "I": 1, "I;16": 1, "I;16B": 1, "F": 1}
@@ -71,6 +67,10 @@ def _translucent() -> Image.Image:
 
 
 def _screen_rgba(seed: int) -> Image.Image:
+    # Imported here: the child may run on another interpreter (`--python`) without numpy.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _screens import screenshot
+
     image = screenshot(5120, 2880, seed=seed).convert("RGBA")
     image.putalpha(200)
     return image
@@ -158,8 +158,8 @@ def child(kind: str, paths: list[str]) -> None:
 # --- parent ---------------------------------------------------------------------------------
 
 
-def _run_child(kind: str, paths: list[Path]) -> dict[str, object]:
-    command = [sys.executable, __file__, "--child", kind, *map(str, paths)]
+def _run_child(kind: str, paths: list[Path], python: str = sys.executable) -> dict[str, object]:
+    command = [python, __file__, "--child", kind, *map(str, paths)]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return dict(json.loads(output.strip().splitlines()[-1]))
 
@@ -174,7 +174,7 @@ def _decoded_mb(data: bytes) -> float:
         return width * height * per_pixel / (1 << 20)
 
 
-def run_case(case: Case, folder: Path) -> str:
+def run_case(case: Case, folder: Path, python: str) -> str:
     images = case.build()
     paths = []
     for index, data in enumerate(images):
@@ -183,7 +183,7 @@ def run_case(case: Case, folder: Path) -> str:
         paths.append(path)
     decoded = sum(_decoded_mb(data) for data in images)
     load = _run_child("load", paths[:1])
-    stage = _run_child("batch" if case.batch else "stage", paths)
+    stage = _run_child("batch" if case.batch else "stage", paths, python)
     load_peak, peak = float(load["peak"]), float(stage["peak"])  # type: ignore[arg-type]
     seconds = float(stage["seconds"])  # type: ignore[arg-type]
     size_kb = sum(len(data) for data in images) / 1024
@@ -202,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
     parser.add_argument("--only", default="", help="run only cases whose name contains this")
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter whose installed visiongate the stage runs on (e.g. an older release)",
+    )
     args = parser.parse_args(arguments)
     print(
         f"  {'case':40} {'file KB':>9} {'decoded':>8} {'load MB':>8} {'stage MB':>8} "
@@ -210,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
             if args.only in case.name and (not args.quick or case.name in QUICK):
-                print(run_case(case, Path(folder)), flush=True)
+                print(run_case(case, Path(folder), args.python), flush=True)
     print("decoded: the full-size frame in Pillow; load: the peak of Pillow's decode alone")
     print("stage/decoded is the issue-13 goal (<= 2x); the batch row sums four images")
     return 0

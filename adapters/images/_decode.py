@@ -113,6 +113,8 @@ def decode(
         orientation = _orientation(image)
         icc_profile = _icc_profile(image)
         first, frames = _first_frame(image, width * height) if animated else (image, 1)
+        # Only an image within the ceiling can pass through: only then is the exact count due.
+        exact = exact and max(width, height) <= max_edge
         bare_data = _check_filled(
             _Source(data, media_type, (width, height), draft), structure, first, exact=exact
         )
@@ -165,7 +167,8 @@ def _check_filled(source: _Source, structure: Layout, image: Image.Image, *, exa
 
 def _same_with_filler(source: _Source, structure: Layout, image: Image.Image) -> bool:
     try:
-        with Image.open(io.BytesIO(with_filler(source.data, structure.entropy_ends))) as again:
+        patched = io.BytesIO(with_filler(source.data, structure.entropy_ends))
+        with Image.open(patched, formats=["JPEG"]) as again:
             again.draft(None, source.draft)
             again.load()
             return same_pixels(image, again)

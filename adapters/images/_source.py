@@ -58,8 +58,9 @@ class SourceImage:
         factor = reduction(pixels.size, self._stored(size))
         self._region: Box = (0.0, 0.0, pixels.width / factor[0], pixels.height / factor[1])
         self.image = working_copy(pixels, factor)
-        """Pixels as stored (not yet upright), reduced, premultiplied (`RGBa`, `La`) with alpha.
-        No metadata: encoders copy comments and profiles from an image's `info`."""
+        """Pixels as stored (not yet upright), in a standard mode; when reduced, translucent
+        pixels are premultiplied (`RGBa`, `La`). No metadata: Pillow's encoders would copy
+        comments and profiles from an image's `info`."""
         self._colour = ColourConversion.from_profile(decoded.icc_profile)
 
     def at(self, size: tuple[int, int]) -> Image.Image:

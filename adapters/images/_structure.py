@@ -5,9 +5,9 @@ the container is walked before the pixels are trusted: data after the end of the
 or a ZIP appended to a PNG makes a polyglot), a second image, and metadata that no decoder
 needs to show the pixels (comments, text chunks, EXIF, XMP, colour profiles, unknown chunks)
 are all reported as extras. Any extra sends the image to be re-encoded from its pixels, which
-writes none of them. Whether the pixel data fill the size the header declares is checked
-here for PNG (the zlib stream is inflated and counted) and, with a second decode, for JPEG in
-`_decode`; Pillow accepts both short.
+writes none of them. The walk also finds what tells whether the pixel data fill the size
+the header declares, which Pillow does not check (see `_filled`): a PNG's zlib stream is
+inflated and counted here, a JPEG's entropy-coded segments are located here.
 """
 
 from __future__ import annotations
@@ -61,13 +61,23 @@ def _after_end(data: bytes, end: int) -> list[str]:
 # --- PNG -------------------------------------------------------------------------------------
 
 _PNG_DISPLAY_CHUNKS: Final = frozenset(
-    {b"IHDR", b"PLTE", b"IDAT", b"IEND", b"tRNS", b"gAMA", b"cHRM", b"sRGB", b"sBIT", b"pHYs"}
-    | {b"bKGD"}
+    {
+        *(b"IHDR", b"PLTE", b"IDAT", b"IEND"),
+        *(b"tRNS", b"gAMA", b"cHRM", b"sRGB", b"sBIT", b"pHYs", b"bKGD"),
+    }
 )
 """Chunks that say how to show the pixels and carry no free text."""
 _CHANNELS: Final = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
-_ADAM7: Final = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2))
-_ADAM7_LAST: Final = (0, 1, 1, 2)
+_ADAM7: Final = (
+    (0, 0, 8, 8),
+    (4, 0, 8, 8),
+    (0, 4, 4, 8),
+    (2, 0, 4, 4),
+    (0, 2, 2, 4),
+    (1, 0, 2, 2),
+    (0, 1, 1, 2),
+)
+"""Adam7 passes: first column, first row, column step, row step."""
 _INFLATE_STEP: Final = 1 << 20
 """Bytes inflated at a time while counting: memory stays bounded whatever the image size."""
 
@@ -136,7 +146,7 @@ def _declared_bytes(width: int, height: int, bits: int, interlaced: bool) -> int
     if not interlaced:
         return height * (1 + (width * bits + 7) // 8)
     total = 0
-    for x0, y0, dx, dy in (*_ADAM7, _ADAM7_LAST):
+    for x0, y0, dx, dy in _ADAM7:
         columns, rows = _ceil(max(0, width - x0), dx), _ceil(max(0, height - y0), dy)
         if columns and rows:
             total += rows * (1 + (columns * bits + 7) // 8)
@@ -167,12 +177,13 @@ _SOS: Final = 0xDA
 _DRI: Final = 0xDD
 _COM: Final = 0xFE
 _STANDALONE: Final = frozenset({0x01, *range(0xD0, 0xD8)})
-_FRAMES: Final = frozenset({*range(0xC0, 0xC4), *range(0xC5, 0xC8), *range(0xC9, 0xCC)})
-_FRAMES_OTHER: Final = frozenset(range(0xCD, 0xD0))
+_FRAMES: Final = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+"""Start-of-frame markers, every coding process (DHT, JPG and DAC share the range)."""
 _SEQUENTIAL_HUFFMAN: Final = frozenset({0xC0, 0xC1})
 _TABLES: Final = frozenset({0xC4, 0xCC, 0xDB, 0xDC})
-_DISPLAY_APPS: Final = {0xE0: (b"JFIF\x00", b"JFXX\x00"), 0xEE: (b"Adobe",)}
+_DISPLAY_APPS: Final = {0xE0: (b"JFIF\x00",), 0xEE: (b"Adobe",)}
 """Application segments a decoder reads to show the pixels: JFIF and Adobe's colour transform."""
+_JFIF_WITHOUT_THUMBNAIL: Final = 14
 _NAMED_APPS: Final = {
     (0xE1, b"Exif\x00"): "exif",
     (0xE1, b"http://ns.adobe.com/xap/1.0/\x00"): "xmp",
@@ -239,7 +250,7 @@ def _segment(data: bytes, position: int, marker: int, walk: _JpegWalk) -> int:
     length = int.from_bytes(data[position + 2 : position + 4], "big")
     body = data[position + 4 : position + 2 + length]
     end = position + 2 + length
-    if marker in _FRAMES or marker in _FRAMES_OTHER:
+    if marker in _FRAMES:
         _frame(body, marker, walk)
     elif marker == _DRI and len(body) >= 2:
         walk.interval = int.from_bytes(body[:2], "big")
@@ -268,6 +279,8 @@ def _metadata(marker: int, body: bytes, extras: list[str]) -> None:
         extras.append("jpeg comment")
         return
     if any(body.startswith(tag) for tag in _DISPLAY_APPS.get(marker, ())):
+        if body.startswith(b"JFIF") and len(body) > _JFIF_WITHOUT_THUMBNAIL:
+            extras.append("jfif thumbnail")
         return
     named = (
         name for (app, tag), name in _NAMED_APPS.items() if app == marker and body.startswith(tag)
@@ -288,6 +301,8 @@ def _scan(data: bytes, start: int, header: bytes, walk: _JpegWalk) -> int:
         # a short segment: count the intervals against the MCUs the frame header implies.
         expected = _ceil(_scan_mcus(header, walk), walk.interval)
         walk.missing_intervals = walk.missing_intervals or len(restarts) + 1 < expected
+        if len(restarts) + 1 > expected:
+            walk.extras.append("jpeg scan data after the last block")
     return end
 
 
