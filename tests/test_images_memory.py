@@ -19,7 +19,7 @@ from _image_samples import encode, png_declaring, screenshot, target
 from PIL import Image
 
 from visiongate.adapters.images import ImageWorker, ProcessedImage, process_image, process_images
-from visiongate.adapters.images._budget import (
+from visiongate.adapters.images._batch import (
     PEAK_FACTOR,
     WEBP_PEAK_FACTOR,
     MemoryBudget,
