@@ -18,6 +18,7 @@ tests can start it from any directory and from a non-editable install.
 | `tagged`         | TAG characters in every string field (`_hostile`)                       |
 | `separators`     | `MEDIA:` after every Unicode line break and leading invisible           |
 | `bad_gif`        | a GIF with a 1 MB comment, then a good PNG                              |
+| `lying_images`   | polyglots, short pixel data, text in metadata (`_lying_images.py`)      |
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mcp.types import (
 )
 from PIL import Image, ImageDraw, ImageFont
 
+from . import _lying_images
 from ._hostile import register_hostile_tools
 
 __all__ = [
@@ -278,6 +280,7 @@ def build_server() -> MCPServer:
         )
 
     register_hostile_tools(server)
+    _lying_images.register(server)
     return server
 
 
