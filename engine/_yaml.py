@@ -4,42 +4,41 @@ PyYAML silently keeps the last of two duplicate keys and reads `yes`/`no`/`on`/`
 booleans (YAML 1.1). Policy files are edited by hand, so both are reported instead: a
 duplicate key is an error naming both places, and every plain scalar that resolved to a
 boolean is remembered so the schema stage can say "quote it" where a string was expected.
+
+Policy files also arrive in pull requests, so the loader must hold against hostile input.
+It reads libyaml's event stream (C, linear in the file size, never recursive) and builds the
+data itself with an explicit stack under hard bounds (`YamlLimits`): a recursive alias, a
+file nested thousands deep or a "billion laughs" is refused with a located diagnostic before
+any recursive walk or alias expansion happens. Only the YAML core types are read: explicit
+tags other than `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!seq` and `!!map` are
+refused, and timestamps stay the text as written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
 from ._diagnostics import Diagnostic, Location, PolicyError
+from ._yaml_build import DEFAULT_LIMITS, Builder, DocumentPath, LoadAbort, YamlLimits, shown
 
-DocumentPath = tuple[str | int, ...]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DocumentPath",
+    "LoadedYaml",
+    "YamlLimits",
+    "load_yaml",
+    "read_source_file",
+    "shown",
+]
 
-# The scalars YAML 1.1 turns into booleans; only these are traps (`true`/`false` are meant).
-IMPLICIT_BOOLEAN_WORDS = frozenset(
-    {
-        "y",
-        "yes",
-        "n",
-        "no",
-        "on",
-        "off",
-        "Y",
-        "Yes",
-        "YES",
-        "N",
-        "No",
-        "NO",
-        "On",
-        "ON",
-        "Off",
-        "OFF",
-    }
-)
+# libyaml keeps marks and runs in C; the pure-Python parser (the same state machine, about
+# 30 times slower) is the fallback where PyYAML was built without it.
+_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -68,78 +67,16 @@ class LoadedYaml:
         return self.locations.get((), Location(self.file, 1, 1))
 
 
-class _Builder:
-    """Turns a composed node tree into plain data, recording marks and traps."""
+def read_source_file(path: str | Path, max_bytes: int | None = DEFAULT_LIMITS.max_bytes) -> str:
+    """The text of a policy, registry, catalog or config file; `PolicyError` if unreadable.
 
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.constructor = yaml.SafeLoader("")
-        self.locations: dict[DocumentPath, Location] = {}
-        self.key_locations: dict[DocumentPath, Location] = {}
-        self.boolean_words: dict[DocumentPath, str] = {}
-        self.diagnostics: list[Diagnostic] = []
-
-    def mark(self, node: yaml.Node) -> Location:
-        return Location(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
-
-    def build(self, node: yaml.Node, path: DocumentPath) -> Any:
-        self.locations[path] = self.mark(node)
-        if isinstance(node, yaml.MappingNode):
-            return self.build_mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
-        return self.build_scalar(node, path)
-
-    def build_scalar(self, node: yaml.Node, path: DocumentPath) -> Any:
-        value = self.constructor.construct_object(node, deep=True)
-        plain = isinstance(node, yaml.ScalarNode) and node.style is None
-        if isinstance(value, bool) and plain and node.value in IMPLICIT_BOOLEAN_WORDS:
-            self.boolean_words[path] = node.value
-        return value
-
-    def build_mapping(self, node: yaml.MappingNode, path: DocumentPath) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        first_seen: dict[Any, Location] = {}
-        for key_node, value_node in node.value:
-            key = self.constructor.construct_object(key_node, deep=True)
-            key_location = self.mark(key_node)
-            if not isinstance(key, str | int | bool | float) or key is None:
-                self.diagnostics.append(
-                    Diagnostic(
-                        "yaml-bad-key",
-                        "error",
-                        "mapping keys must be plain words",
-                        key_location,
-                        path,
-                        help="write the key as a plain string",
-                    )
-                )
-                continue
-            if key in first_seen:
-                self.diagnostics.append(_duplicate_key(key, key_location, first_seen[key], path))
-                continue
-            first_seen[key] = key_location
-            part = key if isinstance(key, str | int) else str(key)
-            self.key_locations[(*path, part)] = key_location
-            result[key] = self.build(value_node, (*path, part))
-        return result
-
-
-def _duplicate_key(key: Any, here: Location, first: Location, path: DocumentPath) -> Diagnostic:
-    return Diagnostic(
-        "duplicate-key",
-        "error",
-        f"duplicate key `{key}` (first defined at line {first.line}, column {first.column})",
-        here,
-        (*path, key),
-        help="YAML tools keep only one of the two values silently; remove or rename one of them",
-    )
-
-
-def read_source_file(path: str | Path) -> str:
-    """The text of a policy, registry, catalog or config file; `PolicyError` if unreadable."""
+    At most `max_bytes` are read: a larger file is refused without reading it whole."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as handle:
+            data = handle.read(-1 if max_bytes is None else max_bytes + 1)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise PolicyError([_file_too_large(str(path), f"more than {max_bytes:,}", max_bytes)])
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         raise PolicyError(
@@ -154,17 +91,27 @@ def read_source_file(path: str | Path) -> str:
         ) from error
 
 
-def load_yaml(text: str, file: str = "<policy>") -> LoadedYaml:
+def load_yaml(text: str, file: str = "<policy>", limits: YamlLimits = DEFAULT_LIMITS) -> LoadedYaml:
     """Parse one YAML document. Never raises for bad input: problems become diagnostics."""
+    size = _size_in_bytes(text, limits.max_bytes)
+    if size > limits.max_bytes:
+        too_large = _file_too_large(file, f"{size:,}", limits.max_bytes)
+        return LoadedYaml(None, file, text, diagnostics=(too_large,))
+    builder = Builder(file, limits)
+    events = _events(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        found = builder.run(events)
+    except LoadAbort as abort:
+        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, abort.diagnostic))
     except yaml.MarkedYAMLError as error:
-        return LoadedYaml(None, file, text, diagnostics=(_syntax_error(error, file),))
+        diagnostic = _syntax_error(error, file)
+        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
     except yaml.YAMLError as error:
-        message = str(error).splitlines()[0] if str(error) else "the file is not valid YAML"
-        diagnostic = Diagnostic("yaml-syntax", "error", message, Location(file, 1, 1))
-        return LoadedYaml(None, file, text, diagnostics=(diagnostic,))
-    if node is None:
+        diagnostic = _reader_error(error, text, file)
+        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
+    finally:
+        events.close()
+    if not found:
         empty = Diagnostic(
             "empty-document",
             "error",
@@ -173,19 +120,39 @@ def load_yaml(text: str, file: str = "<policy>") -> LoadedYaml:
             help="start from `policies/default.yaml`",
         )
         return LoadedYaml(None, file, text, diagnostics=(empty,))
-    builder = _Builder(file)
-    try:
-        data = builder.build(node, ())
-    except yaml.MarkedYAMLError as error:
-        return LoadedYaml(None, file, text, diagnostics=(_syntax_error(error, file),))
+    locations, key_locations, boolean_words = builder.tables()
     return LoadedYaml(
-        data,
+        builder.root,
         file,
         text,
-        builder.locations,
-        builder.key_locations,
-        builder.boolean_words,
+        locations,
+        key_locations,
+        boolean_words,
         tuple(builder.diagnostics),
+    )
+
+
+def _events(text: str) -> Generator[yaml.Event, None, None]:
+    parser = _LOADER(text)
+    try:
+        while parser.check_event():
+            yield parser.get_event()
+    finally:
+        parser.dispose()
+
+
+def _size_in_bytes(text: str, limit: int) -> int:
+    # A UTF-8 character takes at most 4 bytes: encode only when the answer is in doubt.
+    return len(text) if len(text) * 4 <= limit else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _file_too_large(file: str, size: str, limit: int) -> Diagnostic:
+    return Diagnostic(
+        "too-large",
+        "error",
+        f"the file holds {size} bytes; at most {limit:,} are read",
+        Location(file, 1, 1),
+        help="a policy is a few kilobytes; check that this is the right file",
     )
 
 
@@ -200,4 +167,21 @@ def _syntax_error(error: yaml.MarkedYAMLError, file: str) -> Diagnostic:
         f"{problem}{context}",
         location,
         help="check indentation and quoting near this position",
+    )
+
+
+def _reader_error(error: yaml.YAMLError, text: str, file: str) -> Diagnostic:
+    """A character libyaml refuses (a control character): located from its position."""
+    position = getattr(error, "position", None)
+    location = Location(file, 1, 1)
+    if isinstance(position, int) and 0 <= position <= len(text):
+        line_start = text.rfind("\n", 0, position) + 1
+        location = Location(file, text.count("\n", 0, position) + 1, position - line_start + 1)
+    reason = getattr(error, "reason", None) or "the file is not valid YAML"
+    return Diagnostic(
+        "yaml-syntax",
+        "error",
+        shown(reason, 120),
+        location,
+        help="remove control characters; write them as escapes in a double-quoted string",
     )
