@@ -62,6 +62,10 @@ class CompileError(RuntimeError):
     """durable-rules failed or disagreed with itself; never expected for a valid policy."""
 
 
+class _WorkerGone(Exception):
+    """The worker process ended (killed, crashed) before answering."""
+
+
 @dataclass(frozen=True)
 class CellVerdict:
     """What the policy says for one cell: the lane, the winning rule and every rule that matched."""
@@ -127,6 +131,8 @@ class EngineWorker:
         self.timeout = timeout
         self.started = 0
         """Workers started so far (a retired worker is replaced by the next request)."""
+        self.peak_rss_mb = 0.0
+        """The highest RSS a worker reported after a compile, in MiB."""
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._owner = os.getpid()
@@ -136,26 +142,39 @@ class EngineWorker:
         return self._process.pid if self._process is not None else None
 
     def evaluate(self, request: Mapping[str, Any]) -> list[list[Any]]:
-        """Send one request; the worker's answer, or `CompileError`."""
+        """Send one request; the worker's answer, or `CompileError`.
+
+        A worker found dead (killed, crashed) is replaced and asked once more; a worker
+        that does not answer within `timeout` is killed and the compile fails."""
         line = json.dumps(request).encode() + b"\n"
         with self._lock:
             try:
-                process = self._running()
+                answer = self._ask(line)
+            except _WorkerGone:
+                answer = self._ask(line)
             except OSError as error:
                 return self._in_process(request, error)
-            try:
-                assert process.stdin is not None
-                process.stdin.write(line)
-                process.stdin.flush()
-                answer = json.loads(self._read_line(process))
-            except (OSError, ValueError) as error:
-                self._stop(process)
-                raise CompileError(f"the durable-rules worker failed: {error}") from error
-            if answer.get("retire"):
-                self._stop(process)
         if "error" in answer:
             raise CompileError(str(answer["error"]))
         return list(answer["fired"])
+
+    def _ask(self, line: bytes) -> dict[str, Any]:
+        process = self._running()
+        try:
+            assert process.stdin is not None
+            process.stdin.write(line)
+            process.stdin.flush()
+            answer: dict[str, Any] = json.loads(self._read_line(process))
+        except (BrokenPipeError, _WorkerGone) as error:
+            self._stop(process)
+            raise _WorkerGone(str(error)) from error
+        except (OSError, ValueError) as error:
+            self._stop(process)
+            raise CompileError(f"the durable-rules worker failed: {error}") from error
+        self.peak_rss_mb = max(self.peak_rss_mb, float(answer.get("rss_mb", 0.0)))
+        if answer.get("retire"):
+            self._stop(process)
+        return answer
 
     def _in_process(self, request: Mapping[str, Any], error: OSError) -> list[list[Any]]:
         # Where no child process can be started (an embedded interpreter without
@@ -198,7 +217,7 @@ class EngineWorker:
                 raise OSError(f"no answer within {self.timeout:g} s")
             chunk = os.read(descriptor, 1 << 16)
             if not chunk:
-                raise OSError(f"the worker exited (status {process.wait()})")
+                raise _WorkerGone(f"the worker exited (status {process.wait()})")
             chunks.append(chunk)
         return b"".join(chunks)
 

@@ -4,7 +4,7 @@ durable-rules 2.0.28 never gives back what a ruleset allocates once a fact was a
 its `delete_ruleset` frees the network but not the per-session state (about 0.5 MB plus
 20 KB per rule), and deleting the state crashes the process. 2,000 compiles in one process
 kept 1.1 GB. So the rulesets live in this process: it answers compile requests until its
-peak RSS passes a budget, then answers one last time and exits, and the operating system
+RSS passes a budget, then answers one last time and exits, and the operating system
 takes the memory back. The parent starts a fresh worker on the next request.
 
 This module imports only the standard library and durable-rules, so a worker starts in
@@ -12,8 +12,8 @@ about 50 ms. Protocol, one JSON document per line:
 
     request  {"rulesets": [{"name": str, "rules": {rule name: durable JSON condition}}],
               "facts": [fact, ...]}
-    answer   {"fired": [[ruleset index, rule name, fact index], ...], "retire": bool}
-             or {"error": str, "retire": bool}
+    answer   {"fired": [[ruleset index, rule name, fact index], ...], "rss_mb": float,
+              "retire": bool}, or "error": str in place of "fired"
 """
 
 from __future__ import annotations
@@ -77,10 +77,17 @@ def _assert_facts(ruleset: Ruleset, facts: Sequence[dict[str, Any]]) -> None:
         raise RuntimeError(f"durable-rules failed: {failures or state['exception']}")
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident set size, in MiB (`ru_maxrss` is KiB on Linux)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+def rss_mb() -> float:
+    """This process's resident set size in MiB: current where /proc tells it, else the peak.
+
+    Not `ru_maxrss` on Linux: a forked child inherits its parent's high-water mark, so a
+    worker started by a large process would look full before its first compile."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize() / (1024 * 1024)
+    except OSError:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def serve(max_rss_mb: float) -> int:
@@ -89,7 +96,8 @@ def serve(max_rss_mb: float) -> int:
             answer: dict[str, Any] = {"fired": evaluate(json.loads(line))}
         except Exception as error:  # reported to the parent, which raises it as CompileError
             answer = {"error": f"{type(error).__name__}: {error}"}
-        answer["retire"] = peak_rss_mb() > max_rss_mb
+        answer["rss_mb"] = rss_mb()
+        answer["retire"] = answer["rss_mb"] > max_rss_mb
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
         if answer["retire"]:

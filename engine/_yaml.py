@@ -107,7 +107,14 @@ def load_yaml(text: str, file: str = "<policy>", limits: YamlLimits = DEFAULT_LI
         diagnostic = _syntax_error(error, file)
         return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
     except yaml.YAMLError as error:
-        diagnostic = _reader_error(error, text, file)
+        reason = getattr(error, "reason", None) or "the file is not valid YAML"
+        diagnostic = _character_error(reason, getattr(error, "position", None), text, file)
+        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
+    except UnicodeEncodeError as error:
+        # Only text given directly can hold a lone surrogate: files are decoded as UTF-8.
+        diagnostic = _character_error(
+            "a lone surrogate is not a character", error.start, text, file
+        )
         return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
     finally:
         events.close()
@@ -170,14 +177,12 @@ def _syntax_error(error: yaml.MarkedYAMLError, file: str) -> Diagnostic:
     )
 
 
-def _reader_error(error: yaml.YAMLError, text: str, file: str) -> Diagnostic:
-    """A character libyaml refuses (a control character): located from its position."""
-    position = getattr(error, "position", None)
+def _character_error(reason: str, position: object, text: str, file: str) -> Diagnostic:
+    """A character libyaml refuses (a control character), located from its position."""
     location = Location(file, 1, 1)
     if isinstance(position, int) and 0 <= position <= len(text):
         line_start = text.rfind("\n", 0, position) + 1
         location = Location(file, text.count("\n", 0, position) + 1, position - line_start + 1)
-    reason = getattr(error, "reason", None) or "the file is not valid YAML"
     return Diagnostic(
         "yaml-syntax",
         "error",

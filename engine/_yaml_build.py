@@ -13,7 +13,7 @@ import copy
 import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -49,6 +49,8 @@ class YamlLimits:
     """Items in one list, keys in one mapping."""
     max_values: int = 250_000
     """Values in the document, every alias counted as the values it expands to."""
+    max_alias_values: int = 20_000
+    """Values produced by expanding aliases, all aliases together."""
     max_number_chars: int = 64
 
 
@@ -68,7 +70,8 @@ def shown(value: object, limit: int = 60) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        text = value[: limit * 2]
+        # Invisible and control characters are shown as escapes, never passed through.
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value[: limit * 2])
     elif value is None:
         text = "null"
     else:
@@ -90,21 +93,31 @@ class _Anchor:
     depth: int
 
 
+class _Start(NamedTuple):
+    path: DocumentPath
+    log_start: int
+    values: int
+    """Values counted before this node."""
+    anchor: int | None
+    """The serial number of the node's anchor, if it has one."""
+
+
 @dataclass
 class _Frame:
-    path: DocumentPath
+    start: _Start
     value: list[Any] | dict[Any, Any]
     location: Location
-    anchor: tuple[str, int] | None
-    log_start: int
-    values_start: int
     base: int
     """How many collections enclose this one."""
-    deepest: int = 0
+    deepest: int
     """The deepest nesting reached inside, as a count of enclosing collections."""
     pending_key: tuple[Any, bool] | None = None
     """In a mapping: the key read and whether its value is kept."""
     first_seen: dict[Any, Location] = field(default_factory=dict)
+
+    @property
+    def path(self) -> DocumentPath:
+        return self.start.path
 
 
 class Builder:
@@ -123,6 +136,7 @@ class Builder:
         self.latest_anchor: dict[str, int] = {}
         self.open_anchors: set[int] = set()
         self.values = 0
+        self.alias_values = 0
         self.root: Any = None
         self.merge_key = False
 
@@ -152,19 +166,13 @@ class Builder:
 
     def event(self, event: yaml.Event) -> None:
         if isinstance(event, yaml.ScalarEvent):
-            start = self.begin(event, 0)
-            self.finish(self.scalar(event, start[0]), start, event)
+            self.on_scalar(event)
         elif isinstance(event, yaml.AliasEvent):
             self.deliver(self.alias(event), self.mark(event))
-        elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+        elif isinstance(event, yaml.CollectionStartEvent):
             self.open(event)
-        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
-            frame = self.stack.pop()
-            if frame.anchor is not None:
-                self.open_anchors.discard(frame.anchor[1])
-            if self.stack:
-                self.stack[-1].deepest = max(self.stack[-1].deepest, frame.deepest)
-            self.finish(frame.value, (frame.path, frame.log_start, frame.values_start), frame)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            self.close()
 
     # -- nodes -----------------------------------------------------------------------------
 
@@ -183,10 +191,9 @@ class Builder:
         key, kept = top.pending_key
         return (*top.path, _path_part(key)) if kept else (*_DROPPED, *top.path)
 
-    def begin(self, event: yaml.NodeEvent, depth: int) -> tuple[DocumentPath, int, int]:
+    def begin(self, event: yaml.NodeEvent, location: Location, depth: int) -> _Start:
         """Count the node, check the bounds that apply before it is read, log its location."""
         path = self.child_path()
-        location = self.mark(event)
         self.values += 1
         if self.values > self.limits.max_values:
             limit = self.limits.max_values
@@ -195,46 +202,52 @@ class Builder:
             )
         if len(self.stack) + depth > self.limits.max_depth:
             raise LoadAbort(self.too_deep(location))
-        start = (path, len(self.log), self.values - 1)
+        start = _Start(path, len(self.log), self.values - 1, None)
         self.log.append((_LOCATION, path, location))
         if event.anchor is not None:
             self.anchor_count += 1
             self.latest_anchor[event.anchor] = self.anchor_count
             self.open_anchors.add(self.anchor_count)
+            start = start._replace(anchor=self.anchor_count)
         return start
 
-    def open(self, event: yaml.CollectionStartEvent) -> None:
-        if event.tag not in (None, "!", SEQ, MAP) or (
-            event.tag in (SEQ, MAP)
-            and (event.tag == SEQ) != isinstance(event, yaml.SequenceStartEvent)
-        ):
-            raise LoadAbort(self.bad_tag(event.tag, self.mark(event)))
-        path, log_start, values_start = self.begin(event, 1)
-        anchor = None
-        if event.anchor is not None:
-            anchor = (event.anchor, self.latest_anchor[event.anchor])
-        value: list[Any] | dict[Any, Any] = [] if isinstance(event, yaml.SequenceStartEvent) else {}
-        base = len(self.stack)
-        frame = _Frame(path, value, self.mark(event), anchor, log_start, values_start, base, base)
-        self.stack.append(frame)
-
-    def finish(
-        self, value: Any, start: tuple[DocumentPath, int, int], source: yaml.Event | _Frame
-    ) -> None:
-        anchor = source.anchor if isinstance(source, _Frame) else None
-        if isinstance(source, yaml.ScalarEvent) and source.anchor is not None:
-            anchor = (source.anchor, self.latest_anchor[source.anchor])
-            self.open_anchors.discard(anchor[1])
-        path, log_start, values_start = start
-        if anchor is not None:
-            relative = tuple((kind, p[len(path) :], x) for kind, p, x in self.log[log_start:])
-            depth = source.deepest + 1 - source.base if isinstance(source, _Frame) else 0
-            self.anchors[anchor[1]] = _Anchor(value, relative, self.values - values_start, depth)
-        location = source.location if isinstance(source, _Frame) else self.mark(source)
+    def on_scalar(self, event: yaml.ScalarEvent) -> None:
+        location = self.mark(event)
+        start = self.begin(event, location, 0)
+        value = self.scalar(event, start.path, location)
+        if start.anchor is not None:
+            self.remember(start, value, 0)
         self.deliver(value, location)
 
-    def scalar(self, event: yaml.ScalarEvent, path: DocumentPath) -> Any:
+    def open(self, event: yaml.CollectionStartEvent) -> None:
         location = self.mark(event)
+        is_sequence = isinstance(event, yaml.SequenceStartEvent)
+        if event.tag not in (None, "!", SEQ if is_sequence else MAP):
+            raise LoadAbort(self.bad_tag(event.tag, location))
+        start = self.begin(event, location, 1)
+        value: list[Any] | dict[Any, Any] = [] if is_sequence else {}
+        base = len(self.stack)
+        self.stack.append(_Frame(start, value, location, base, base))
+
+    def close(self) -> None:
+        frame = self.stack.pop()
+        if self.stack:
+            self.stack[-1].deepest = max(self.stack[-1].deepest, frame.deepest)
+        if frame.start.anchor is not None:
+            self.remember(frame.start, frame.value, frame.deepest + 1 - frame.base)
+        self.deliver(frame.value, frame.location)
+
+    def remember(self, start: _Start, value: Any, depth: int) -> None:
+        """Keep an anchored node, with what it logged relative to itself, for its aliases."""
+        assert start.anchor is not None
+        self.open_anchors.discard(start.anchor)
+        cut = len(start.path)
+        relative = tuple(
+            (kind, path[cut:], item) for kind, path, item in self.log[start.log_start :]
+        )
+        self.anchors[start.anchor] = _Anchor(value, relative, self.values - start.values, depth)
+
+    def scalar(self, event: yaml.ScalarEvent, path: DocumentPath, location: Location) -> Any:
         text: str = event.value
         self.merge_key = False
         if len(text) > self.limits.max_string:
@@ -321,12 +334,16 @@ class Builder:
                 )
             )
         anchor = self.anchors[serial]
-        if self.values + anchor.values > self.limits.max_values:
+        self.alias_values += anchor.values
+        if (
+            self.alias_values > self.limits.max_alias_values
+            or self.values + anchor.values > self.limits.max_values
+        ):
             raise LoadAbort(
                 self.problem(
                     "alias-expansion",
-                    f"alias `*{shown(event.anchor)}` expands to {anchor.values:,} values, past "
-                    f"the {self.limits.max_values:,} a document may hold",
+                    f"aliases expand to more than {self.limits.max_alias_values:,} values "
+                    f"(`*{shown(event.anchor)}` alone adds {anchor.values:,})",
                     location,
                     "aliases that nest aliases grow exponentially; write the values out",
                 )
