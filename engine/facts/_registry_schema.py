@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from .._diagnostics import Diagnostic
-from .._validate import as_list, recode
+from .._validate import as_list, recode, strip_text
 from .._yaml import LoadedYaml
 
 API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
@@ -21,9 +21,16 @@ _PATTERNS: dict[str, Any] = {
     "type": "list",
     "coerce": as_list,
     "empty": False,
-    "schema": {"type": "string", "empty": False},
+    "schema": {"type": "string", "coerce": strip_text, "empty": False, "maxlength": 256},
 }
-_NOTE: dict[str, Any] = {"type": "string", "required": True, "empty": False}
+# Notes are copied into decision records: a blank one says nothing, a huge one bloats them.
+_NOTE: dict[str, Any] = {
+    "type": "string",
+    "required": True,
+    "coerce": strip_text,
+    "empty": False,
+    "maxlength": 1_000,
+}
 
 
 def limits_schema() -> dict[str, Any]:
@@ -73,7 +80,7 @@ VETO_SCHEMA: dict[str, Any] = {
 }
 
 REGISTRY_SCHEMA: dict[str, Any] = {
-    "registry": {"type": "string", "required": True, "empty": False},
+    "registry": {"type": "string", "required": True, "coerce": strip_text, "empty": False},
     "version": {"type": ["string", "integer", "float"], "required": True},
     "description": {"type": "string"},
     "defaults": {
