@@ -23,8 +23,9 @@ from typing import Any, Final
 
 import yaml
 
-from ._diagnostics import Diagnostic, Location, PolicyError
-from ._yaml_build import DEFAULT_LIMITS, Builder, DocumentPath, LoadAbort, YamlLimits, shown
+from .._diagnostics import Diagnostic, Location, PolicyError
+from ._build import Builder
+from ._scalars import DEFAULT_LIMITS, DocumentPath, LoadAbort, YamlLimits, shown
 
 __all__ = [
     "DEFAULT_LIMITS",

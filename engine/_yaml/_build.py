@@ -10,78 +10,32 @@ expands to 10^9 values).
 from __future__ import annotations
 
 import copy
-import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 import yaml
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
 
-from ._diagnostics import Diagnostic, Location
-
-DocumentPath = tuple[str | int, ...]
-
-_TAG: Final = "tag:yaml.org,2002:"
-STR, INT, FLOAT, BOOL, NULL = (f"{_TAG}{name}" for name in ("str", "int", "float", "bool", "null"))
-TIMESTAMP, MERGE, VALUE = (f"{_TAG}{name}" for name in ("timestamp", "merge", "value"))
-SEQ, MAP = f"{_TAG}seq", f"{_TAG}map"
-_SCALAR_TAGS: Final = frozenset({STR, INT, FLOAT, BOOL, NULL})
-_NUMBER_TAGS: Final = frozenset({INT, FLOAT})
+from .._diagnostics import Diagnostic, Location
+from ._scalars import (
+    DEFAULT_LIMITS,
+    MAP,
+    SEQ,
+    DocumentPath,
+    LoadAbort,
+    ScalarReader,
+    YamlLimits,
+    bad_tag,
+    problem,
+    shown,
+    too_deep,
+    too_large,
+)
 
 # Paths under this prefix belong to values that are read but not kept (a duplicate key's
 # value, a bad key): their locations must not overwrite those of the kept value.
 _DROPPED: Final[DocumentPath] = (-1,)
 _LOCATION, _KEY_LOCATION, _BOOLEAN = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class YamlLimits:
-    """Bounds on one YAML document; each is far above what a real policy or config needs."""
-
-    max_bytes: int = 8 * 1024 * 1024
-    max_depth: int = 64
-    """Nesting of lists and mappings."""
-    max_string: int = 65_536
-    """Characters in one scalar."""
-    max_items: int = 10_000
-    """Items in one list, keys in one mapping."""
-    max_values: int = 250_000
-    """Values in the document, every alias counted as the values it expands to."""
-    max_alias_values: int = 20_000
-    """Values produced by expanding aliases, all aliases together."""
-    max_number_chars: int = 64
-
-
-DEFAULT_LIMITS: Final = YamlLimits()
-
-
-class LoadAbort(Exception):
-    """A problem after which nothing more can be read (a bound, a syntax error)."""
-
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-
-
-def shown(value: object, limit: int = 60) -> str:
-    """A value as it may appear inside backticks in a one-line message: short, one line."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        # Invisible and control characters are shown as escapes, never passed through.
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value[: limit * 2])
-    elif value is None:
-        text = "null"
-    else:
-        # reprlib stops at a few levels and items: a huge nested value is never rendered whole.
-        bounded = reprlib.Repr()
-        bounded.maxlevel, bounded.maxlist, bounded.maxdict = 3, 6, 4
-        bounded.maxstring = bounded.maxother = limit
-        text = bounded.repr(value)
-    text = " ".join(text.split()).replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -126,8 +80,7 @@ class Builder:
     def __init__(self, file: str, limits: YamlLimits = DEFAULT_LIMITS) -> None:
         self.file = file
         self.limits = limits
-        self.resolver = Resolver()
-        self.constructor = SafeConstructor()
+        self.scalars = ScalarReader(limits)
         self.diagnostics: list[Diagnostic] = []
         self.log: list[tuple[int, DocumentPath, Any]] = []
         self.stack: list[_Frame] = []
@@ -155,7 +108,7 @@ class Builder:
         following = next(events)
         if isinstance(following, yaml.DocumentStartEvent):
             raise LoadAbort(
-                self.problem(
+                self.located(
                     "yaml-syntax",
                     "expected a single document in the stream, but found another document",
                     self.mark(following),
@@ -197,11 +150,9 @@ class Builder:
         self.values += 1
         if self.values > self.limits.max_values:
             limit = self.limits.max_values
-            raise LoadAbort(
-                self.too_large(f"the document holds more than {limit:,} values", location)
-            )
+            raise LoadAbort(too_large(f"the document holds more than {limit:,} values", location))
         if len(self.stack) + depth > self.limits.max_depth:
-            raise LoadAbort(self.too_deep(location))
+            raise LoadAbort(too_deep(self.limits.max_depth, location))
         start = _Start(path, len(self.log), self.values - 1, None)
         self.log.append((_LOCATION, path, location))
         if event.anchor is not None:
@@ -214,7 +165,12 @@ class Builder:
     def on_scalar(self, event: yaml.ScalarEvent) -> None:
         location = self.mark(event)
         start = self.begin(event, location, 0)
-        value = self.scalar(event, start.path, location)
+        scalar = self.scalars.read(event, location)
+        if scalar.problem is not None:
+            self.diagnostics.append(scalar.problem)
+        if scalar.boolean_word is not None:
+            self.log.append((_BOOLEAN, start.path, scalar.boolean_word))
+        self.merge_key, value = scalar.merge, scalar.value
         if start.anchor is not None:
             self.remember(start, value, 0)
         self.deliver(value, location)
@@ -223,7 +179,7 @@ class Builder:
         location = self.mark(event)
         is_sequence = isinstance(event, yaml.SequenceStartEvent)
         if event.tag not in (None, "!", SEQ if is_sequence else MAP):
-            raise LoadAbort(self.bad_tag(event.tag, location))
+            raise LoadAbort(bad_tag(event.tag, location))
         start = self.begin(event, location, 1)
         value: list[Any] | dict[Any, Any] = [] if is_sequence else {}
         base = len(self.stack)
@@ -247,77 +203,12 @@ class Builder:
         )
         self.anchors[start.anchor] = _Anchor(value, relative, self.values - start.values, depth)
 
-    def scalar(self, event: yaml.ScalarEvent, path: DocumentPath, location: Location) -> Any:
-        text: str = event.value
-        self.merge_key = False
-        if len(text) > self.limits.max_string:
-            raise LoadAbort(
-                self.too_large(
-                    f"a string of {len(text):,} characters; at most "
-                    f"{self.limits.max_string:,} are read",
-                    location,
-                )
-            )
-        explicit = event.tag not in (None, "!")
-        tag = event.tag if explicit else self.resolve(text, event.implicit)
-        if explicit and tag not in _SCALAR_TAGS:
-            self.diagnostics.append(self.bad_tag(tag, location))
-            return None
-        if tag == MERGE:
-            self.merge_key = True
-        if tag not in _SCALAR_TAGS or tag == STR:
-            return text  # timestamps, `=` and `<<` stay the text as written
-        return self.typed(text, tag, explicit, location, path)
-
-    def resolve(self, text: str, implicit: tuple[bool, bool]) -> str:
-        """The tag YAML 1.1 gives a plain (or quoted) scalar: PyYAML's own resolver."""
-        tag: str = self.resolver.resolve(  # type: ignore[no-untyped-call]  # PyYAML is untyped here
-            yaml.ScalarNode, text, implicit
-        )
-        return tag
-
-    def typed(
-        self, text: str, tag: str, explicit: bool, location: Location, path: DocumentPath
-    ) -> Any:
-        implied = self.resolve(text, (True, False))
-        if implied != tag and not (tag == FLOAT and implied == INT):
-            self.diagnostics.append(self.bad_value(text, tag, location))
-            return None
-        if tag in _NUMBER_TAGS and len(text) > self.limits.max_number_chars:
-            limit = self.limits.max_number_chars
-            self.diagnostics.append(
-                self.too_large(
-                    f"a number of {len(text):,} characters; at most {limit} are read", location
-                )
-            )
-            return None
-        node = yaml.ScalarNode(tag, text)
-        if tag == BOOL:
-            value = self.constructor.construct_yaml_bool(node)
-            if not explicit and text in _BOOLEAN_TRAPS:
-                self.log.append((_BOOLEAN, path, text))
-            return value
-        if tag == NULL:
-            return None
-        try:
-            return (
-                self.constructor.construct_yaml_int(node)
-                if tag == INT
-                else self.constructor.construct_yaml_float(node)
-            )
-        except (ValueError, IndexError):
-            # The resolver's patterns admit a few spellings with no digits (`0b_`, `._`).
-            if explicit:
-                self.diagnostics.append(self.bad_value(text, tag, location))
-                return None
-            return text
-
     def alias(self, event: yaml.AliasEvent) -> Any:
         location = self.mark(event)
         serial = self.latest_anchor.get(event.anchor or "")
         if serial is None:
             raise LoadAbort(
-                self.problem(
+                self.located(
                     "yaml-syntax",
                     f"found undefined alias `{shown(event.anchor)}`",
                     location,
@@ -326,7 +217,7 @@ class Builder:
             )
         if serial in self.open_anchors:
             raise LoadAbort(
-                self.problem(
+                self.located(
                     "recursive-alias",
                     f"alias `*{shown(event.anchor)}` refers to a node that contains it",
                     location,
@@ -340,7 +231,7 @@ class Builder:
             or self.values + anchor.values > self.limits.max_values
         ):
             raise LoadAbort(
-                self.problem(
+                self.located(
                     "alias-expansion",
                     f"aliases expand to more than {self.limits.max_alias_values:,} values "
                     f"(`*{shown(event.anchor)}` alone adds {anchor.values:,})",
@@ -349,7 +240,7 @@ class Builder:
                 )
             )
         if len(self.stack) + anchor.depth > self.limits.max_depth:
-            raise LoadAbort(self.too_deep(location))
+            raise LoadAbort(too_deep(self.limits.max_depth, location))
         self.values += anchor.values
         if self.stack:
             top = self.stack[-1]
@@ -385,13 +276,13 @@ class Builder:
         if len(frame.value) >= self.limits.max_items:
             what = "list" if isinstance(frame.value, list) else "mapping"
             raise LoadAbort(
-                self.too_large(f"a {what} of more than {self.limits.max_items:,} items", location)
+                too_large(f"a {what} of more than {self.limits.max_items:,} items", location)
             )
 
     def accept_key(self, frame: _Frame, key: Any, location: Location) -> bool:
         if self.merge_key:
             self.diagnostics.append(
-                self.problem(
+                self.located(
                     "yaml-bad-key",
                     "merge keys (`<<`) are not supported",
                     location,
@@ -402,7 +293,7 @@ class Builder:
             return False
         if key is None or not isinstance(key, str | int | float):
             self.diagnostics.append(
-                self.problem(
+                self.located(
                     "yaml-bad-key",
                     "mapping keys must be plain words",
                     location,
@@ -414,7 +305,7 @@ class Builder:
         if key in frame.first_seen:
             first = frame.first_seen[key]
             self.diagnostics.append(
-                self.problem(
+                self.located(
                     "duplicate-key",
                     f"duplicate key `{shown(key)}` (first defined at line {first.line}, "
                     f"column {first.column})",
@@ -429,6 +320,11 @@ class Builder:
         self.log.append((_KEY_LOCATION, (*frame.path, _path_part(key)), location))
         return True
 
+    def located(
+        self, code: str, message: str, location: Location, help_text: str, path: DocumentPath = ()
+    ) -> Diagnostic:
+        return problem(code, message, location, help_text, () if path[:1] == _DROPPED else path)
+
     def tables(
         self,
     ) -> tuple[dict[DocumentPath, Location], dict[DocumentPath, Location], dict[DocumentPath, str]]:
@@ -437,59 +333,6 @@ class Builder:
             if path[:1] != _DROPPED:
                 tables[kind][path] = payload
         return tables[0], tables[1], tables[2]
-
-    # -- diagnostics -------------------------------------------------------------------------
-
-    def problem(
-        self,
-        code: str,
-        message: str,
-        location: Location,
-        help_text: str = "",
-        path: DocumentPath = (),
-    ) -> Diagnostic:
-        shown_path = () if path[:1] == _DROPPED else path
-        return Diagnostic(code, "error", message, location, shown_path, help=help_text)
-
-    def too_large(self, what: str, location: Location) -> Diagnostic:
-        return self.problem(
-            "too-large",
-            what,
-            location,
-            "split the value or shorten it; these bounds keep loading fast and safe",
-        )
-
-    def too_deep(self, location: Location) -> Diagnostic:
-        return self.problem(
-            "too-deep",
-            f"values nested more than {self.limits.max_depth} levels deep",
-            location,
-            "a policy needs a few levels; flatten this value",
-        )
-
-    def bad_tag(self, tag: str | None, location: Location) -> Diagnostic:
-        name = shown(tag).replace(_TAG, "!!")
-        return self.problem(
-            "yaml-tag",
-            f"the tag `{name}` is not supported",
-            location,
-            "remove the tag: only strings, numbers, booleans, lists and mappings are read",
-        )
-
-    def bad_value(self, text: str, tag: str, location: Location) -> Diagnostic:
-        return self.problem(
-            "yaml-tag",
-            f"`{shown(text)}` is not a valid `{tag.replace(_TAG, '!!')}`",
-            location,
-            "remove the tag, or write a value of that type",
-        )
-
-
-# The plain scalars YAML 1.1 reads as booleans although a word was likely meant.
-_BOOLEAN_TRAPS: Final = frozenset(
-    {"y", "yes", "n", "no", "on", "off"}
-    | {"Y", "Yes", "YES", "N", "No", "NO", "On", "ON", "Off", "OFF"}
-)
 
 
 def _path_part(key: Any) -> str | int:
