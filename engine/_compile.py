@@ -151,12 +151,19 @@ class EngineWorker:
             try:
                 answer = self._ask(line)
             except _WorkerGone:
-                answer = self._ask(line)
+                answer = self._ask_again(line)
             except OSError as error:
                 return self._in_process(request, error)
         if "error" in answer:
             raise CompileError(str(answer["error"]))
         return list(answer["fired"])
+
+    def _ask_again(self, line: bytes) -> dict[str, Any]:
+        try:
+            return self._ask(line)
+        except (_WorkerGone, OSError) as error:
+            # Not compiled in process: whatever killed the worker twice could kill the caller.
+            raise CompileError(f"the durable-rules worker died twice: {error}") from error
 
     def _ask(self, line: bytes) -> dict[str, Any]:
         process = self._running()
@@ -171,6 +178,10 @@ class EngineWorker:
         except (OSError, ValueError) as error:
             self._stop(process)
             raise CompileError(f"the durable-rules worker failed: {error}") from error
+        except BaseException:
+            # Interrupted mid-request (Ctrl-C): its answer must never be read as the next one's.
+            self._stop(process)
+            raise
         self.peak_rss_mb = max(self.peak_rss_mb, float(answer.get("rss_mb", 0.0)))
         if answer.get("retire"):
             self._stop(process)

@@ -22,6 +22,7 @@ import pytest
 from visiongate.engine import load_policy
 from visiongate.engine._compile import (
     GROUP_SIZE,
+    CompileError,
     EngineWorker,
     condition_key,
     durable_condition,
@@ -135,3 +136,16 @@ def test_a_killed_worker_is_replaced_on_the_next_compile() -> None:
         assert worker.started == 2
     finally:
         worker.close()
+
+
+def test_a_worker_that_cannot_answer_fails_the_compile_clearly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An interpreter whose `sys.executable` is not Python (an embedding server) starts a
+    # process that exits at once: the compile fails with CompileError, not in this process.
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    worker = EngineWorker()
+    policy = replace(load_policy().policy, sha256="no-python".ljust(64, "0"))
+    with pytest.raises(CompileError, match="died twice"):
+        match_cells(policy, worker)
+    assert worker.started == 2
