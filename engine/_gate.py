@@ -61,7 +61,7 @@ class ReloadResult:
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
     policy = compiled.policy
-    ref = PolicyRef(policy.name, policy.version, policy.sha256, policy.path)
+    ref = PolicyRef.of(policy)
     context = DecisionContext(ref, warnings=warnings, full_policy=policy)
     return _State(compiled, compiled.table, ref, warnings, context)
 

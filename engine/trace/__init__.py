@@ -1,0 +1,21 @@
+"""Trace sinks: where decision records go (JSON Lines files, OpenTelemetry logs, callables).
+
+Part of the runtime: a sink never fails a decision. What it cannot deliver is counted,
+logged at most once a minute, and reported in the next record it does deliver.
+"""
+
+from ._encode import TraceSink, encode_line, format_timestamp
+from ._failures import DeliveryFailures, FanOut, GuardedSink
+from ._jsonl import JsonlTrace
+from ._rotate import Rotation
+
+__all__ = [
+    "DeliveryFailures",
+    "FanOut",
+    "GuardedSink",
+    "JsonlTrace",
+    "Rotation",
+    "TraceSink",
+    "encode_line",
+    "format_timestamp",
+]
