@@ -16,6 +16,7 @@ import asyncio
 import base64
 import io
 import random
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,14 +99,14 @@ class _Fleet:
     templates: dict[tuple[str, str], dict[str, Any]]
 
 
-def _policies(folder: Path) -> list[tuple[str | Path, int]]:
+def _policies(folder: Path) -> list[tuple[str | Path | None, int]]:
     """Bundled policies, and a policy file whose decisions become stale: a first version
     decides part of the trace, then the file is changed and a second version decides."""
     fleet = folder / "fleet.yaml"
     text = bundled_policy_text("default").replace("policy: default", "policy: fleet")
     fleet.write_text(text, encoding="utf-8")
     return [
-        (None, 50),  # type: ignore[list-item]
+        (None, 50),
         ("examples/never-pixels", 8),
         ("examples/trust-unknown-aliases", 8),
         ("examples/describe-mcp", 8),
@@ -113,7 +114,7 @@ def _policies(folder: Path) -> list[tuple[str | Path, int]]:
     ]
 
 
-def _fleet(folder: Path) -> _Fleet:
+def _fleet(folder: Path, cache: Path) -> _Fleet:
     gates: list[tuple[Gate, int]] = []
     for policy, weight in _policies(folder):
         for name, config in CONFIGS.items():
@@ -123,7 +124,7 @@ def _fleet(folder: Path) -> _Fleet:
     text = fleet.read_text(encoding="utf-8").replace('version: "1.0.0"', 'version: "1.1.0"')
     fleet.write_text(text, encoding="utf-8")  # the first version's decisions are now stale
     gates += [(Gate.load(fleet, config=CONFIGS["auto"]), 40)]
-    return _Fleet(tuple(gates), _templates(folder))
+    return _Fleet(tuple(gates), _templates(cache))
 
 
 def _templates(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -173,11 +174,11 @@ def _vary(template: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return execution
 
 
-def records(count: int, seed: int = 7) -> Iterator[dict[str, Any]]:
-    """`count` realistic records, in time order."""
+def records(count: int, folder: Path, seed: int = 7) -> Iterator[dict[str, Any]]:
+    """`count` realistic records, in time order; `folder` keeps the policy file they name."""
     rng = random.Random(seed)
-    with tempfile.TemporaryDirectory() as folder:
-        fleet = _fleet(Path(folder))
+    with tempfile.TemporaryDirectory() as cache:
+        fleet = _fleet(folder, Path(cache))
         gates = [gate for gate, _ in fleet.gates]
         gate_weights = [weight for _, weight in fleet.gates]
         models = [(p, m) for p, m, _ in MODELS]
@@ -221,7 +222,11 @@ def write_trace(path: Path, count: int) -> None:
     """Write the trace: `count` records and, spread through it, the malformed lines."""
     every = max(1, count // (len(MALFORMED) + 1))
     with path.open("wb", buffering=1 << 20) as out:
-        for number, record in enumerate(records(count), start=1):
+        for number, record in enumerate(records(count, path.parent), start=1):
             out.write(encode_line(record))
             if number % every == 0 and number // every <= len(MALFORMED):
                 out.write(MALFORMED[number // every - 1])
+
+
+if __name__ == "__main__":
+    write_trace(Path(sys.argv[1]), int(sys.argv[2]))

@@ -51,7 +51,7 @@ def _policy(record: TraceRecord, override: str | None) -> str:
     if status.standing is Standing.NOT_FOUND:
         return f"{head}; {compared} cannot be found now, so it cannot be compared."
     if status.standing is Standing.CURRENT:
-        return f"{head}; {compared} still has this content."
+        return f"{head}; still the current content."
     current = (status.current_sha256 or "?")[:12]
     if status.standing is Standing.OTHER_RELEASE:
         return f"{head}; not compared: this installation has {compared} (sha256 {current})."

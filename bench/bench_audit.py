@@ -1,0 +1,179 @@
+"""`visiongate audit` over a fleet's trace of 1,000,000 decisions, against baselines.
+
+    python bench/bench_audit.py [--records N] [--folder DIR] [--no-duckdb]
+
+Generates (once, then reuses) a realistic trace (`_audit_trace.py`: real records of real
+gates and routers, five policies, thirteen models, four sources, 64 processes, 30 days,
+malformed lines mixed in), then runs each job in a child process and prints its wall time
+and peak RSS (the child's own `ru_maxrss`), next to two baselines over the same file:
+`wc -l` (reading the bytes) and a plain `json.loads` loop (decoding every line, nothing
+kept). Jobs:
+
+- summary: `visiongate audit TRACE --format json`;
+- filtered group-by: `--lane native --provider anthropic,openai --group-by model,day`;
+- `--decision ID` for a decision 60% of the way into the file;
+- the engine not chosen, for the record: DuckDB (when installed) reading the JSON lines
+  itself, the same summary counts as one GROUP BY, and the same id look-up.
+
+Goals on a 2-core machine: summary <= 15 s, peak RSS <= 300 MB, `--decision` <= 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+GENERATOR_VERSION = 2
+"""As in `_audit_trace.py` (not imported: it loads the whole package into this process)."""
+
+JSON_LOOP = """
+import json, sys
+with open(sys.argv[1], "rb") as stream:
+    for line in stream:
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError):
+            pass
+"""
+
+DUCKDB_SUMMARY = """
+import duckdb, sys
+columns = {
+    "decision_id": "VARCHAR", "timestamp": "TIMESTAMPTZ", "lane": "VARCHAR", "rule": "VARCHAR",
+    "source": "VARCHAR", "provider": "VARCHAR", "model": "VARCHAR",
+    "facts": "STRUCT(mode VARCHAR, catalog VARCHAR, aux VARCHAR, path VARCHAR)",
+    "policy": "STRUCT(name VARCHAR, version VARCHAR, sha256 VARCHAR, path VARCHAR, bundled VARCHAR)",
+}
+connection = duckdb.connect()
+connection.execute("SET threads = 2")
+trace = f"read_json(?, format='newline_delimited', ignore_errors=true, columns={columns!r})"
+if sys.argv[2] == "summary":
+    rows = connection.execute(
+        f"SELECT CAST(timestamp AS DATE), provider, model, lane, rule, facts, source, policy, "
+        f"count(*) FROM {trace} GROUP BY ALL", [sys.argv[1]]
+    ).fetchall()
+else:
+    rows = connection.execute(
+        f"SELECT * FROM {trace} WHERE decision_id = ?", [sys.argv[1], sys.argv[2]]
+    ).fetchall()
+print(len(rows))
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    seconds: float
+    peak_mb: float
+    code: int
+
+
+def measure(name: str, command: list[str]) -> Run:
+    """Wall time and the job's own peak RSS, output discarded.
+
+    The peak comes from GNU time (`%M`, the `ru_maxrss` of its child): a job started by this
+    Python process directly would count this process's memory too (Linux keeps the peak of
+    the image before `exec`). Without GNU time, `wait4` of a direct child is used instead."""
+    start = time.perf_counter()
+    if Path("/usr/bin/time").exists():
+        done = subprocess.run(
+            ["/usr/bin/time", "-f", "%M", *command],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        peak_kb = float(done.stderr.strip().splitlines()[-1].split()[-1])
+        return Run(name, seconds, peak_kb / 1024, done.returncode)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return Run(name, time.perf_counter() - start, usage.ru_maxrss / 1024, child.returncode)
+
+
+def trace_file(folder: Path, records: int) -> Path:
+    """The cached trace, generated in a child process (this one stays small)."""
+    path = folder / f"trace-v{GENERATOR_VERSION}-{records}.jsonl"
+    if not path.exists():
+        print(f"generating {records:,} records into {path} ...", flush=True)
+        start = time.perf_counter()
+        partial = path.with_suffix(".partial")
+        generator = Path(__file__).with_name("_audit_trace.py")
+        subprocess.run([sys.executable, str(generator), str(partial), str(records)], check=True)
+        partial.rename(path)
+        print(f"  done in {time.perf_counter() - start:.0f} s", flush=True)
+    return path
+
+
+def decision_in_middle(path: Path) -> str:
+    """The id of the first record past 60% of the file."""
+    with path.open("rb") as stream:
+        stream.seek(path.stat().st_size * 6 // 10)
+        stream.readline()
+        while True:
+            try:
+                return str(json.loads(stream.readline())["decision_id"])
+            except (ValueError, KeyError, RecursionError):
+                continue
+
+
+def jobs(path: Path, decision: str, duckdb: bool) -> list[tuple[str, list[str]]]:
+    audit = [sys.executable, "-m", "visiongate", "audit", str(path)]
+    found = [
+        ("baseline: wc -l", ["wc", "-l", str(path)]),
+        ("baseline: json.loads loop", [sys.executable, "-c", JSON_LOOP, str(path)]),
+        ("audit summary", [*audit, "--format", "json"]),
+        (
+            "audit filtered group-by",
+            [*audit, "--lane", "native", "--provider", "anthropic,openai", "--group-by", "model,day"],
+        ),
+        ("audit --decision ID", [*audit, "--decision", decision]),
+    ]
+    if duckdb:
+        script = [sys.executable, "-c", DUCKDB_SUMMARY, str(path)]
+        found += [
+            ("duckdb summary (GROUP BY)", [*script, "summary"]),
+            ("duckdb decision_id = ID", [*script, decision]),
+        ]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "vg-bench")
+    parser.add_argument("--no-duckdb", action="store_true")
+    args = parser.parse_args()
+    args.folder.mkdir(parents=True, exist_ok=True)
+    path = trace_file(args.folder, args.records)
+    decision = decision_in_middle(path)
+    size = path.stat().st_size
+    print(f"trace: {args.records:,} records, {size / 1e6:,.0f} MB, {os.cpu_count()} cores")
+    with_duckdb = not args.no_duckdb and _has_duckdb()
+    runs = [measure(name, command) for name, command in jobs(path, decision, with_duckdb)]
+    baseline = next(run for run in runs if run.name.startswith("baseline: json"))
+    print(f"{'job':32} {'wall s':>8} {'peak RSS MB':>12} {'x json.loads':>13} {'exit':>5}")
+    for run in runs:
+        ratio = run.seconds / baseline.seconds
+        print(
+            f"{run.name:32} {run.seconds:8.2f} {run.peak_mb:12.0f} {ratio:13.2f} {run.code:5d}"
+        )
+    if not with_duckdb:
+        print("duckdb: not installed (pip install duckdb) or --no-duckdb; not measured")
+
+
+def _has_duckdb() -> bool:
+    return importlib.util.find_spec("duckdb") is not None
+
+
+if __name__ == "__main__":
+    main()
