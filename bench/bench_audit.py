@@ -50,7 +50,8 @@ columns = {
     "decision_id": "VARCHAR", "timestamp": "TIMESTAMPTZ", "lane": "VARCHAR", "rule": "VARCHAR",
     "source": "VARCHAR", "provider": "VARCHAR", "model": "VARCHAR",
     "facts": "STRUCT(mode VARCHAR, catalog VARCHAR, aux VARCHAR, path VARCHAR)",
-    "policy": "STRUCT(name VARCHAR, version VARCHAR, sha256 VARCHAR, path VARCHAR, bundled VARCHAR)",
+    "policy": "STRUCT(name VARCHAR, version VARCHAR, sha256 VARCHAR, path VARCHAR, "
+    "bundled VARCHAR)",
 }
 connection = duckdb.connect()
 connection.execute("SET threads = 2")
@@ -134,7 +135,15 @@ def jobs(path: Path, decision: str, duckdb: bool) -> list[tuple[str, list[str]]]
         ("audit summary", [*audit, "--format", "json"]),
         (
             "audit filtered group-by",
-            [*audit, "--lane", "native", "--provider", "anthropic,openai", "--group-by", "model,day"],
+            [
+                *audit,
+                "--lane",
+                "native",
+                "--provider",
+                "anthropic,openai",
+                "--group-by",
+                "model,day",
+            ],
         ),
         ("audit --decision ID", [*audit, "--decision", decision]),
     ]
@@ -164,9 +173,7 @@ def main() -> None:
     print(f"{'job':32} {'wall s':>8} {'peak RSS MB':>12} {'x json.loads':>13} {'exit':>5}")
     for run in runs:
         ratio = run.seconds / baseline.seconds
-        print(
-            f"{run.name:32} {run.seconds:8.2f} {run.peak_mb:12.0f} {ratio:13.2f} {run.code:5d}"
-        )
+        print(f"{run.name:32} {run.seconds:8.2f} {run.peak_mb:12.0f} {ratio:13.2f} {run.code:5d}")
     if not with_duckdb:
         print("duckdb: not installed (pip install duckdb) or --no-duckdb; not measured")
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from visiongate.engine import Gate, JsonlTrace
-from visiongate.engine.trace import encode_line
 from visiongate.engine.trace import _jsonl as jsonl_module
+from visiongate.engine.trace import encode_line
 from visiongate.engine.trace._rotate import closed_files
 
 # Every character `str.splitlines()` breaks at, plus the CRLF pair.
@@ -63,9 +63,7 @@ def _decide_many(path: Path, count: int, options: dict[str, Any]) -> None:
 
 def _run_writers(path: Path, count: int, options: dict[str, Any]) -> None:
     context = multiprocessing.get_context("fork")
-    workers = [
-        context.Process(target=_decide_many, args=(path, count, options)) for _ in range(4)
-    ]
+    workers = [context.Process(target=_decide_many, args=(path, count, options)) for _ in range(4)]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -20,6 +20,7 @@ logger = logging.getLogger("visiongate")
 
 LOG_INTERVAL_SECONDS: Final = 60.0
 
+
 class DeliveryFailures:
     """Lost records of one sink: a total, the ones not yet reported, and the last error."""
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
-from ._policies import FileSha, PolicyStatus, Standing, file_sha256, policy_status
+from ._policies import PolicyStatus, Standing, file_sha256, policy_status
 from ._read import Malformed, PolicyKey, Row, parse_line
 from ._result import (
     DIMENSIONS,

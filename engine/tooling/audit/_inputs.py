@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import Any, BinaryIO, Final, cast
 
 CHUNK_BYTES: Final = 1 << 20
 MAX_LINE_BYTES: Final = 16 << 20
@@ -51,10 +51,10 @@ class TraceInput:
                 raw = open(self.name, "rb")  # noqa: SIM115 - closed by `lines` below
             except OSError as error:
                 raise InputError(f"cannot read `{self.shown}`: {_why(error)}") from None
-        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(Any, raw))
         if buffered.peek(2)[:2] == b"\x1f\x8b":
-            return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
-        return buffered
+            return cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
+        return cast(BinaryIO, buffered)
 
 
 def expand(arguments: Sequence[str]) -> list[TraceInput]:
@@ -79,10 +79,10 @@ def _expand_one(argument: str) -> list[TraceInput]:
         return [TraceInput(argument)]
     if glob.has_magic(argument):
         matches = sorted(glob.glob(argument, recursive=True))
-        files = [match for match in matches if Path(match).is_file()]
-        if not files:
+        named = [match for match in matches if Path(match).is_file()]
+        if not named:
             raise InputError(f"no file matches `{argument}`")
-        return [TraceInput(match) for match in files]
+        return [TraceInput(match) for match in named]
     raise InputError(f"no such file: `{argument}`")
 
 

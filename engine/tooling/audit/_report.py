@@ -53,8 +53,9 @@ def _policy_line(use: PolicyUse) -> str:
 
 
 def _sample_line(sample: Sample) -> str:
+    who = model_label(sample.provider, sample.model)
     return (
-        f"{sample.decision_id} {_time(sample.timestamp)} {model_label(sample.provider, sample.model)}"
+        f"{sample.decision_id} {_time(sample.timestamp)} {who}"
         f" catalog={sample.catalog} rule={sample.rule or '(default)'} "
         f"[{sample.file}:{sample.line}]"
     )
@@ -74,8 +75,7 @@ def render_text(result: AuditResult) -> str:
     total = result.decisions or 1
     span = f", {_time(result.first)} .. {_time(result.last)}" if result.decisions else ""
     lines = [
-        f"{result.decisions} decision(s){span}; "
-        f"{result.malformed.count} malformed line(s) skipped"
+        f"{result.decisions} decision(s){span}; {result.malformed.count} malformed line(s) skipped"
     ]
     if result.group_by:
         return "\n".join([*lines, *_group_text(result), *_problems(result)])

@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         return _explain(inputs, args.decision, query, args.policy)
     result = aggregate(inputs, query, args.policy)
     print(render(result, "json" if args.json else args.format))
-    for error in result.input_errors:
-        print(f"visiongate audit: error: {error}", file=sys.stderr)
+    for problem in result.input_errors:
+        print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
         return EXIT_USAGE
     return EXIT_FINDINGS if result.findings else EXIT_OK
@@ -80,9 +80,7 @@ def _query(args: argparse.Namespace) -> Query:
     group_by = tuple("policy" if name == "policy-sha" else name for name in group_by)
     unknown = [name for name in group_by if name not in GROUP_NAMES]
     if unknown:
-        raise ValueError(
-            f"cannot group by `{unknown[0]}`: choose from {', '.join(GROUP_NAMES)}"
-        )
+        raise ValueError(f"cannot group by `{unknown[0]}`: choose from {', '.join(GROUP_NAMES)}")
     chosen = {name: _values(getattr(args, name)) for name in FILTERS}
     return Query(
         since=since,
@@ -112,8 +110,8 @@ def _values(given: list[str] | None) -> frozenset[str]:
 
 def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str | None) -> int:
     search = find_decision(inputs, decision)
-    for error in search.input_errors:
-        print(f"visiongate audit: error: {error}", file=sys.stderr)
+    for problem in search.input_errors:
+        print(f"visiongate audit: error: {problem}", file=sys.stderr)
     found = [record for record in search.found if query.admits(record.row)]
     if len(found) != 1:
         count = len(found) if search.exact else search.prefixed_count
