@@ -19,3 +19,12 @@ __all__ = [
     "encode_line",
     "format_timestamp",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # `OtelTrace` needs the optional `otel` extra: imported only when asked for.
+    if name == "OtelTrace":
+        from ._otel import OtelTrace
+
+        return OtelTrace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
