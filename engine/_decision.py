@@ -31,7 +31,15 @@ from .trace import (
     format_timestamp,
 )
 
-__all__ = ["Decision", "DecisionContext", "PolicyRef", "TraceSink", "as_sink", "format_timestamp"]
+__all__ = [
+    "Decision",
+    "DecisionContext",
+    "PolicyRef",
+    "TraceSink",
+    "TraceSpec",
+    "as_sink",
+    "format_timestamp",
+]
 
 SCHEMA_VERSION = 1
 
@@ -242,9 +250,11 @@ class Decision:
         return f"Decision(lane={self.lane!r}, rule={self.rule!r}, facts={self.facts!r})"
 
 
-def as_sink(
-    trace: str | Path | TraceSink | Sequence[str | Path | TraceSink] | None,
-) -> TraceSink | None:
+TraceSpec = str | Path | TraceSink | Sequence[str | Path | TraceSink] | None
+"""What `Gate.load(trace=...)` takes: a JSONL path, a sink, several of these, or None."""
+
+
+def as_sink(trace: TraceSpec) -> TraceSink | None:
     """A trace sink from a path (JSONL file), a sink, several of these, or None (no tracing).
 
     The project's own sinks count and report their failures; any other callable is wrapped

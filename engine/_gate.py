@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ._compile import CellVerdict
-from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, as_sink
+from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
 from ._diagnostics import Diagnostic, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._policy import source_sha256
@@ -121,7 +121,7 @@ class Gate:
         config: ConfigSource = None,
         catalog: str | Path | ModelCatalog | None = None,
         registry: str | Path | ProviderRegistry | None = None,
-        trace: str | Path | TraceSink | None = None,
+        trace: TraceSpec = None,
     ) -> Gate:
         """Load a gate. Defaults: the bundled default policy, an empty agent config, the bundled
         model catalog and provider registry, no trace. Raises `PolicyError` with diagnostics."""

@@ -227,7 +227,7 @@ def test_a_failing_callable_sink_is_counted_and_reported_in_the_next_record() ->
 def test_a_trace_path_and_a_sink_together_both_receive_every_record(tmp_path: Path) -> None:
     received: list[dict[str, Any]] = []
     path = tmp_path / "decisions.jsonl"
-    gate = Gate.load(trace=[path, received.append])  # type: ignore[arg-type]
+    gate = Gate.load(trace=[path, received.append])
     gate.decide("openai", "gpt-4o")
     assert [r["decision_id"] for r in _decoded([path])] == [received[0]["decision_id"]]
 
