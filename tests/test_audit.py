@@ -316,3 +316,27 @@ def test_a_bundled_policy_is_recorded_as_bundled_with_the_package_version() -> N
     policy = Gate.load("examples/never-pixels").decide("openai", "gpt-4o").record()["policy"]
     assert policy["bundled"] == "examples/never-pixels"
     assert policy["package_version"] and "path" not in policy
+
+
+def test_records_lost_by_the_writer_are_shown_as_trace_gaps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    gate = Gate.load(trace=path)
+    record = gate.decide("openai", "gpt-4o", trace=False).record(trace_errors={"lost": 7})
+    gate.trace(record)
+    assert main(["audit", str(path)]) == 0
+    assert "the writers reported 7 record(s) they could not write" in capsys.readouterr().out
+
+
+def test_a_policy_to_compare_with_must_be_a_valid_policy(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("policy: [unclosed\n")
+    assert main(["audit", str(trace), "--policy", str(broken)]) == 3
+    assert "broken.yaml" in capsys.readouterr().err
+    same = tmp_path / "default.yaml"
+    same.write_text(bundled_policy_text("default"))
+    assert main(["audit", str(trace), "--policy", str(same), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["stale_policy"]["count"] == 1

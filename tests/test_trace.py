@@ -193,7 +193,7 @@ def test_an_unwritable_trace_never_stops_deciding_and_reports_what_was_lost(
     gate.decide("openai", "gpt-4o")
     [record] = _decoded([blocker / "decisions.jsonl"])
     assert record["trace_errors"]["lost"] == 5
-    assert record["trace_errors"]["error"] == "file exists"  # mkdir of the trace folder
+    assert record["trace_errors"]["error"] == "not a directory"
     gate.decide("openai", "gpt-4o")
     assert "trace_errors" not in _decoded([blocker / "decisions.jsonl"])[-1]
 
@@ -250,3 +250,17 @@ def test_a_forked_child_takes_its_own_rotation_lock(tmp_path: Path) -> None:
     os.waitpid(pid, 0)
     assert b"child" in path.read_bytes()
     sink.close()
+
+
+def test_records_follow_the_path_after_an_outside_rotation(tmp_path: Path) -> None:
+    """logrotate renames the file (no copytruncate): later records go to the new file."""
+    path = tmp_path / "decisions.jsonl"
+    sink = JsonlTrace(path)
+    sink({"n": 1})
+    path.rename(tmp_path / "decisions.jsonl.1")
+    sink({"n": 2})
+    path.unlink()
+    sink({"n": 3})
+    sink.close()
+    assert [json.loads(line)["n"] for line in _lines(tmp_path / "decisions.jsonl.1")] == [1]
+    assert [json.loads(line)["n"] for line in _lines(path)] == [3]

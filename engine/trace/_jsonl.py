@@ -94,7 +94,12 @@ class JsonlTrace:
     def _append(self, line: bytes) -> Path | None:
         """Write one line; the path of the file this write closed, if it rotated one."""
         if not self.rotation.active:
-            _write_whole(self._open_if_needed(), line)
+            # Still follow the path: after an outside rotation (logrotate renaming the file)
+            # or a deletion, records go to the file at the path, not to a renamed or
+            # unlinked one.
+            self._follow_path()
+            assert self._fd is not None
+            _write_whole(self._fd, line)
             return None
         lock_fd = self._lock_file()
         fcntl.flock(lock_fd, fcntl.LOCK_SH)

@@ -101,6 +101,7 @@ class _Builder:
         self.warned = 0
         self.execution: Counter[str] = Counter()
         self.sanitizer: Counter[str] = Counter()
+        self.lost_records = 0
         self.inputs: list[str] = []
         self.input_errors: list[str] = []
 
@@ -151,6 +152,8 @@ class _Builder:
                 _bounded_add(self.warnings, text, 1)
         if row.execution:
             _sum_numbers(self.execution, row.execution)
+        if row.trace_errors is not None:
+            self.lost_records += row.trace_errors.lost
         if row.sanitizer:
             for surface, kinds in row.sanitizer.items():
                 if type(kinds) is dict:
@@ -200,6 +203,7 @@ class _Builder:
             malformed_lines=tuple(self.malformed),
             warnings=dict(self.warnings),
             warned_decisions=self.warned,
+            lost_records=self.lost_records,
             execution=dict(self.execution),
             sanitizer=dict(self.sanitizer),
             inputs=tuple(self.inputs),

@@ -50,6 +50,12 @@ class PolicyKey(msgspec.Struct, frozen=True):
         return self.path or "?"
 
 
+class TraceErrors(msgspec.Struct, frozen=True):
+    """What a trace sink reported losing before this record (see `engine/trace`)."""
+
+    lost: int = 0
+
+
 class Row(msgspec.Struct, frozen=True):
     """What an audit counts of one record."""
 
@@ -66,6 +72,7 @@ class Row(msgspec.Struct, frozen=True):
     warnings: list[str] = []
     execution: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
+    trace_errors: TraceErrors | None = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +170,13 @@ def _lenient(data: Mapping[str, Any], timestamp: datetime) -> Row:
         warnings=_warnings(data.get("warnings")),
         execution=data.get("execution") if isinstance(data.get("execution"), dict) else None,
         sanitizer=data.get("sanitizer") if isinstance(data.get("sanitizer"), dict) else None,
+        trace_errors=_trace_errors(data.get("trace_errors")),
     )
+
+
+def _trace_errors(value: Any) -> TraceErrors | None:
+    lost = value.get("lost") if isinstance(value, dict) else None
+    return TraceErrors(lost) if type(lost) is int else None
 
 
 def _text(value: Any) -> str | None:

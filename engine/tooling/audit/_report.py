@@ -95,6 +95,11 @@ def render_text(result: AuditResult) -> str:
     warned = result.warned_decisions
     lines.append(f"warnings ({warned} decision(s)):" if warned else "warnings: none")
     lines += [f"  {count}x {text}" for text, count in Counter(result.warnings).most_common()]
+    if result.lost_records:
+        lines.append(
+            f"trace gaps: the writers reported {result.lost_records} record(s) they could not "
+            "write (trace_errors)"
+        )
     for title, numbers in (("execution", result.execution), ("sanitizer", result.sanitizer)):
         if numbers:
             lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
@@ -205,6 +210,7 @@ def render_json(result: AuditResult) -> str:
         document["days"] = dict(sorted(result.counts("day").items()))
         document["policies"] = [_policy_json(use) for use in result.policies]
         document["warnings"] = dict(result.warnings)
+        document["lost_records"] = result.lost_records
         document["execution"] = dict(result.execution)
         document["sanitizer"] = dict(result.sanitizer)
     document["stale_policy"] = _samples(result.stale)

@@ -106,6 +106,8 @@ class AuditResult:
     malformed_lines: tuple[Malformed, ...]
     warnings: Mapping[str, int]
     warned_decisions: int
+    lost_records: int
+    """Records the writers' trace sinks reported they could not write (`trace_errors`)."""
     execution: Mapping[str, int]
     sanitizer: Mapping[str, int]
     inputs: tuple[str, ...]

@@ -2,7 +2,7 @@
 
 Exit codes: 0 no finding; 1 findings (decisions under a stale policy, native lanes for
 models the catalog does not confirm, malformed lines; `--decision` not found); 2 bad usage
-or an input that cannot be read.
+or an input that cannot be read; 3 a `--policy` file that is not a valid policy.
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime
+from pathlib import Path
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
+from visiongate.engine import PolicyError, load_policy
 from visiongate.engine.tooling.audit._aggregate import Query, aggregate
 from visiongate.engine.tooling.audit._explain import explain_record
 from visiongate.engine.tooling.audit._find import find_decision
@@ -59,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         query = _query(args)
         inputs = expand(args.traces)
-    except (ValueError, InputError) as error:
+        if args.policy is not None:
+            load_policy(Path(args.policy))  # compared by content, but it must be a policy
+    except PolicyError as error:
+        print(error.render(), file=sys.stderr)
+        return EXIT_INVALID_POLICY
+    except (ValueError, InputError, OSError) as error:
         print(f"visiongate audit: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     if args.decision:
