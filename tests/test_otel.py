@@ -172,3 +172,13 @@ def test_an_unsupported_exporter_is_a_clear_error(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "zipkin")
     with pytest.raises(ValueError, match="OTEL_LOGS_EXPORTER `zipkin` is not supported"):
         OtelTrace()
+
+
+def test_the_gate_never_imports_opentelemetry_unless_asked() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, visiongate.engine; visiongate.engine.Gate.load().decide('openai', 'gpt-4o')"
+    code += "; print(any(name.startswith('opentelemetry') for name in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

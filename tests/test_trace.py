@@ -264,3 +264,19 @@ def test_records_follow_the_path_after_an_outside_rotation(tmp_path: Path) -> No
     sink.close()
     assert [json.loads(line)["n"] for line in _lines(tmp_path / "decisions.jsonl.1")] == [1]
     assert [json.loads(line)["n"] for line in _lines(path)] == [3]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"when": "fortnight"}, "`when` must be one of S, M, H, D, midnight: `fortnight`"),
+        ({"max_bytes": 0}, "`max_bytes` must be positive, not `0`"),
+        ({"interval": 0}, "`interval` must be at least 1, not `0`"),
+        ({"backups": -1}, "`backups` must be 0 or more, not `-1`"),
+    ],
+)
+def test_rotation_options_are_checked(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        JsonlTrace(tmp_path / "decisions.jsonl", **options)

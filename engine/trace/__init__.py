@@ -4,10 +4,15 @@ Part of the runtime: a sink never fails a decision. What it cannot deliver is co
 logged at most once a minute, and reported in the next record it does deliver.
 """
 
+from typing import TYPE_CHECKING
+
 from ._encode import TraceSink, encode_line, format_timestamp
 from ._failures import DeliveryFailures, FanOut, GuardedSink
 from ._jsonl import JsonlTrace
 from ._rotate import Rotation
+
+if TYPE_CHECKING:
+    from ._otel import OtelTrace as OtelTrace  # the name `__getattr__` provides at run time
 
 __all__ = [
     "DeliveryFailures",
