@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
@@ -83,12 +83,13 @@ class _Builder:
     def __init__(self, query: Query, override: str | None) -> None:
         self.query = query
         self.override = override
-        self.cube: Counter[tuple[Any, ...]] = Counter()
+        self.cube: dict[tuple[Any, ...], int] = {}
         self.hourly_names = query.group_by if "hour" in query.group_by else ()
         self.filtering = query != Query(group_by=query.group_by)
         self.hourly: Counter[tuple[str, ...]] = Counter()
-        self.first: datetime | None = None
-        self.last: datetime | None = None
+        # Sentinels rather than None: two comparisons per record, no None test.
+        self.first = datetime.max.replace(tzinfo=UTC)
+        self.last = datetime.min.replace(tzinfo=UTC)
         self.statuses: dict[PolicyKey, PolicyStatus] = {}
         self.file_shas: dict[str, str | None] = {}
         self.stale: list[Sample] = []
@@ -99,8 +100,8 @@ class _Builder:
         self.malformed_count = 0
         self.warnings: Counter[str] = Counter()
         self.warned = 0
-        self.execution: Counter[str] = Counter()
-        self.sanitizer: Counter[str] = Counter()
+        self.execution: dict[str, int] = {}
+        self.sanitizer: dict[str, int] = {}
         self.lost_records = 0
         self.inputs: list[str] = []
         self.input_errors: list[str] = []
@@ -128,13 +129,23 @@ class _Builder:
     def _add(self, row: Row, file: str, number: int) -> None:
         # The hot path: one call per record, plain tuples, no helper calls in the common case.
         stamp = row.timestamp
-        if self.first is None or stamp < self.first:
+        if stamp < self.first:
             self.first = stamp
-        if self.last is None or stamp > self.last:
+        if stamp > self.last:
             self.last = stamp
         policy = row.policy
-        key = (stamp.date(), row.provider, row.model, row.lane, row.rule, row.facts)
-        self.cube[(*key, row.source, policy)] += 1
+        cube = self.cube
+        key = (
+            stamp.date(),
+            row.provider,
+            row.model,
+            row.lane,
+            row.rule,
+            row.facts,
+            row.source,
+            policy,
+        )
+        cube[key] = cube.get(key, 0) + 1
         if self.hourly_names:
             self._hour(row)
         if row.lane == "native" and row.facts.catalog != "vision":
@@ -193,8 +204,8 @@ class _Builder:
     def result(self) -> AuditResult:
         return AuditResult(
             decisions=sum(self.cube.values()),
-            first=self.first,
-            last=self.last,
+            first=self.first if self.cube else None,
+            last=self.last if self.cube else None,
             cube={_cube_key(key): count for key, count in self.cube.items()},
             policies=self._policy_uses(),
             stale=Finding(self.stale_count, tuple(self.stale)),
@@ -262,15 +273,22 @@ def _bounded_add(counter: Counter[str], key: str, amount: int) -> None:
         counter[OTHER] += amount
 
 
-def _sum_numbers(totals: Counter[str], section: Mapping[str, Any], prefix: str = "") -> None:
+def _sum_numbers(totals: dict[str, int], section: Mapping[str, Any], prefix: str = "") -> None:
     """Add a section's counts: integers as they are, lists by their length (`attached`,
     `refused`, `described`: images); a prefix names the surface (`text.tag_chars`)."""
     for name, value in section.items():
         kind = type(value)  # `type(...) is int` leaves booleans out
-        if kind is int or kind is list:
-            amount = value if kind is int else len(value)
-            key = prefix + name if prefix else name
-            if key in totals or len(totals) < DISTINCT_TEXTS:
-                totals[key] += amount
-            else:
-                totals[OTHER] += amount
+        if kind is int:
+            amount = value
+        elif kind is list:
+            amount = len(value)
+        else:
+            continue
+        key = prefix + name if prefix else name
+        current = totals.get(key)
+        if current is not None:
+            totals[key] = current + amount
+        elif len(totals) < DISTINCT_TEXTS:
+            totals[key] = amount
+        else:
+            totals[OTHER] = totals.get(OTHER, 0) + amount
