@@ -340,3 +340,27 @@ def test_a_policy_to_compare_with_must_be_a_valid_policy(
     same.write_text(bundled_policy_text("default"))
     assert main(["audit", str(trace), "--policy", str(same), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["stale_policy"]["count"] == 1
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    """Regression: `visiongate audit ... | head` ended in a BrokenPipeError traceback."""
+    import subprocess
+
+    path = tmp_path / "trace.jsonl"
+    with path.open("w") as stream:
+        for hour in range(4000):
+            day, hour_of_day = divmod(hour, 24)
+            stamp = f"2026-{1 + day // 28:02d}-{1 + day % 28:02d}T{hour_of_day:02d}:00:00Z"
+            stream.write(json.dumps({**records[0], "timestamp": stamp}) + "\n")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "visiongate", "audit", str(path), "--group-by", "hour"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.readline().startswith(b"4000 decision(s)")
+    child.stdout.close()
+    assert b"Traceback" not in child.stderr.read()
+    assert child.wait(timeout=60) == 0

@@ -78,7 +78,12 @@ def render_text(result: AuditResult) -> str:
         f"{result.decisions} decision(s){span}; {result.malformed.count} malformed line(s) skipped"
     ]
     if result.group_by:
-        return "\n".join([*lines, *_group_text(result), *_problems(result)])
+        findings = (
+            f"findings: {result.stale.count} under a stale policy, "
+            f"{result.unconfirmed_native.count} native for unconfirmed models, "
+            f"{result.malformed.count} malformed (details without --group-by)"
+        )
+        return "\n".join([*lines, *_group_text(result), findings, *_problems(result)])
     lines += [
         f"lanes:    {_counts(result.counts('lane'), total)}",
         f"rules:    {_counts(result.counts('rule'), total)}",

@@ -8,6 +8,7 @@ or an input that cannot be read; 3 a `--policy` file that is not a valid policy.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.decision:
         return _explain(inputs, args.decision, query, args.policy)
     result = aggregate(inputs, query, args.policy)
-    print(render(result, "json" if args.json else args.format))
+    _print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
@@ -127,5 +128,15 @@ def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str 
         for record in found[:10]:
             print(f"  {record.decision_id} [{record.file}:{record.line}]", file=sys.stderr)
         return EXIT_USAGE if search.input_errors else EXIT_FINDINGS
-    print(explain_record(found[0], policy))
+    _print(explain_record(found[0], policy))
     return EXIT_USAGE if search.input_errors else EXIT_OK
+
+
+def _print(text: str) -> None:
+    """Print, letting a reader that stops early (`| head`) end the output quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Python would report the closed pipe again when flushing at exit; point stdout at
+        # /dev/null so that it does not (the recipe of the `signal` module's documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
