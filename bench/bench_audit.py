@@ -9,7 +9,8 @@ and peak RSS (the child's own `ru_maxrss`), next to two baselines over the same 
 `wc -l` (reading the bytes) and a plain `json.loads` loop (decoding every line, nothing
 kept). Jobs:
 
-- summary: `visiongate audit TRACE --format json`;
+- summary: `visiongate audit TRACE --format json` (reading with one process per core, the
+  default), and with `--jobs 1`;
 - filtered group-by: `--lane native --provider anthropic,openai --group-by model,day`;
 - `--decision ID` for a decision 60% of the way into the file;
 - the engine not chosen, for the record: DuckDB (when installed) reading the JSON lines
@@ -78,27 +79,41 @@ class Run:
 
 
 def measure(name: str, command: list[str]) -> Run:
-    """Wall time and the job's own peak RSS, output discarded.
+    """Wall time and peak RSS of the job's whole process tree, output discarded.
 
-    The peak comes from GNU time (`%M`, the `ru_maxrss` of its child): a job started by this
-    Python process directly would count this process's memory too (Linux keeps the peak of
-    the image before `exec`). Without GNU time, `wait4` of a direct child is used instead."""
+    The peak is the larger of two readings: GNU time's `%M` (the exact `ru_maxrss` of the
+    largest process; a job started by this Python process directly would count this
+    process's memory too, since Linux keeps the peak of the image before `exec`), and the sum
+    of `VmRSS` over the job and its worker processes, sampled every 20 ms."""
+    wrapped = ["/usr/bin/time", "-f", "%M", *command] if Path("/usr/bin/time").exists() else command
     start = time.perf_counter()
-    if Path("/usr/bin/time").exists():
-        done = subprocess.run(
-            ["/usr/bin/time", "-f", "%M", *command],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-        )
-        seconds = time.perf_counter() - start
-        peak_kb = float(done.stderr.strip().splitlines()[-1].split()[-1])
-        return Run(name, seconds, peak_kb / 1024, done.returncode)
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _pid, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return Run(name, time.perf_counter() - start, usage.ru_maxrss / 1024, child.returncode)
+    child = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak_kb = 0
+    while child.poll() is None:
+        peak_kb = max(peak_kb, _tree_rss_kb(child.pid))
+        time.sleep(0.02)
+    seconds = time.perf_counter() - start
+    assert child.stderr is not None
+    lines = child.stderr.read().strip().splitlines()
+    child.stderr.close()
+    if wrapped is not command and lines and lines[-1].strip().isdigit():
+        peak_kb = max(peak_kb, int(lines[-1]))
+    return Run(name, seconds, peak_kb / 1024, child.returncode)
+
+
+def _tree_rss_kb(root: int) -> int:
+    """The resident memory of a process and all its descendants, in KiB."""
+    total, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                total += sum(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+            with open(f"/proc/{pid}/task/{pid}/children") as children:
+                pending += [int(item) for item in children.read().split()]
+        except (OSError, ValueError):
+            continue  # the process ended between two reads
+    return total
 
 
 def trace_file(folder: Path, records: int) -> Path:
@@ -133,6 +148,7 @@ def jobs(path: Path, decision: str, duckdb: bool) -> list[tuple[str, list[str]]]
         ("baseline: wc -l", ["wc", "-l", str(path)]),
         ("baseline: json.loads loop", [sys.executable, "-c", JSON_LOOP, str(path)]),
         ("audit summary", [*audit, "--format", "json"]),
+        ("audit summary --jobs 1", [*audit, "--format", "json", "--jobs", "1"]),
         (
             "audit filtered group-by",
             [

@@ -364,3 +364,24 @@ def test_a_reader_that_stops_early_gets_no_traceback(
     child.stdout.close()
     assert b"Traceback" not in child.stderr.read()
     assert child.wait(timeout=60) == 0
+
+
+def test_reading_in_parallel_gives_the_single_reader_result(
+    trace: Path, tmp_path: Path, records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from visiongate.engine.tooling.audit import _parallel
+
+    big = tmp_path / "big.jsonl"
+    text = trace.read_text()
+    big.write_text(text * 7 + json.dumps(records[0]))  # the last line without its newline
+    inputs = expand([str(big), str(trace), str(big)])
+    assert trace.stat().st_size < 20_000 < big.stat().st_size
+    monkeypatch.setattr(_parallel, "SPLIT_BYTES", 20_000)
+    assert [(p.index, p.stop is None) for p in _parallel.plan(inputs, 3)] == [
+        (0, False), (0, False), (0, True), (1, True), (2, False), (2, False), (2, True)
+    ]  # fmt: skip
+    query = Query(group_by=("provider", "hour"))
+    single = aggregate(inputs, query)
+    several = _parallel.aggregate_in_parallel(inputs, query, None, 3)
+    assert several == single
+    assert [m.line for m in several.malformed_lines][:6] == [3, 5, 9, 12, 14, 18]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
@@ -73,13 +73,15 @@ def aggregate(
     inputs: Iterable[TraceInput], query: Query = Query(), policy_override: str | None = None
 ) -> AuditResult:
     """Read every input once and aggregate the decisions `query` admits."""
-    builder = _Builder(query, policy_override)
+    builder = Builder(query, policy_override)
     for source in inputs:
         builder.read(source)
     return builder.result()
 
 
-class _Builder:
+class Builder:
+    """Counts records as they are read; `merge` adds another builder's counts."""
+
     def __init__(self, query: Query, override: str | None) -> None:
         self.query = query
         self.override = override
@@ -103,14 +105,19 @@ class _Builder:
         self.execution: dict[str, int] = {}
         self.sanitizer: dict[str, int] = {}
         self.lost_records = 0
+        self.lines_read = 0
         self.inputs: list[str] = []
         self.input_errors: list[str] = []
 
-    def read(self, source: TraceInput) -> None:
+    def read(self, source: TraceInput, start: int = 0, stop: int | None = None) -> None:
+        """Count the records of `source` (of its byte range `start:stop`; line numbers are
+        then relative to `start` until `merge` shifts them)."""
         file = source.shown
-        self.inputs.append(file)
+        if not self.inputs or self.inputs[-1] != file:
+            self.inputs.append(file)
+        number = 0
         try:
-            for number, line in enumerate(lines(source), start=1):
+            for number, line in enumerate(lines(source, start, stop), start=1):
                 if not line or (line.isspace() and line != TOO_LONG):
                     continue
                 parsed = parse_line(line)
@@ -120,6 +127,7 @@ class _Builder:
                     self._add(parsed, file, number)
         except InputError as error:
             self.input_errors.append(str(error))
+        self.lines_read = number
 
     def _malformed(self, item: Malformed) -> None:
         self.malformed_count += 1
@@ -223,6 +231,31 @@ class _Builder:
             groups=self._groups(),
         )
 
+    def merge(self, other: Builder, line_offset: int) -> None:
+        """Add what another builder counted in a later part of the inputs; its line numbers
+        are shifted by `line_offset` (the lines of its file read before its part)."""
+        for key, count in other.cube.items():
+            self.cube[key] = self.cube.get(key, 0) + count
+        self.hourly.update(other.hourly)
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
+        self.statuses = {**other.statuses, **self.statuses}
+        self.stale_count += other.stale_count
+        self.unconfirmed_count += other.unconfirmed_count
+        self.malformed_count += other.malformed_count
+        _extend_shifted(self.stale, other.stale, line_offset)
+        _extend_shifted(self.unconfirmed, other.unconfirmed, line_offset)
+        _extend_shifted(self.malformed, other.malformed, line_offset)
+        for text, count in other.warnings.items():
+            _bounded_add(self.warnings, text, count)
+        _sum_numbers(self.execution, other.execution)
+        _sum_numbers(self.sanitizer, other.sanitizer)
+        self.warned += other.warned
+        self.lost_records += other.lost_records
+        for file in other.inputs:
+            if not self.inputs or self.inputs[-1] != file:
+                self.inputs.append(file)
+        self.input_errors += other.input_errors
+
     def _policy_uses(self) -> tuple[PolicyUse, ...]:
         counts: Counter[PolicyKey] = Counter()
         for key, count in self.cube.items():
@@ -260,6 +293,14 @@ def _sample(row: Row, file: str, number: int) -> Sample:
         row.rule,
         row.policy,
     )
+
+
+Located = TypeVar("Located", Sample, Malformed)
+
+
+def _extend_shifted(mine: list[Located], theirs: list[Located], offset: int) -> None:
+    room = SAMPLES - len(mine)
+    mine += [replace(item, line=item.line + offset) for item in theirs[:room]]
 
 
 def _cube_key(raw: tuple[Any, ...]) -> CubeKey:

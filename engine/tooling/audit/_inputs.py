@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import gzip
 import io
+import os
 import sys
 import zlib
 from collections.abc import Iterator, Sequence
@@ -86,12 +87,15 @@ def _expand_one(argument: str) -> list[TraceInput]:
     raise InputError(f"no such file: `{argument}`")
 
 
-def lines(source: TraceInput) -> Iterator[bytes]:
+def lines(source: TraceInput, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
     """Every line of `source` without its `\\n` (`TOO_LONG` for an oversized one); raises
-    `InputError` when the input cannot be read to its end (e.g. a truncated gzip file)."""
+    `InputError` when the input cannot be read to its end (e.g. a truncated gzip file).
+    `start` and `stop` read a byte range of a plain file (both at line starts)."""
     stream = source.open()
     try:
-        yield from _split(stream)
+        if start:
+            stream.seek(start)
+        yield from _split(_chunks(stream, None if stop is None else stop - start))
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"cannot read `{source.shown}` to its end: {_why(error)}") from None
     finally:
@@ -99,10 +103,52 @@ def lines(source: TraceInput) -> Iterator[bytes]:
             stream.close()
 
 
-def _split(stream: BinaryIO) -> Iterator[bytes]:
+def _chunks(stream: BinaryIO, budget: int | None) -> Iterator[bytes]:
+    while budget is None or budget > 0:
+        chunk = stream.read(CHUNK_BYTES if budget is None else min(CHUNK_BYTES, budget))
+        if not chunk:
+            return
+        if budget is not None:
+            budget -= len(chunk)
+        yield chunk
+
+
+def plain_size(source: TraceInput) -> int | None:
+    """The size of a plain (not gzip) regular file, which can be read in byte ranges."""
+    if source.name == STDIN:
+        return None
+    try:
+        with open(source.name, "rb") as stream:
+            if stream.read(2) == b"\x1f\x8b":
+                return None
+            return os.fstat(stream.fileno()).st_size
+    except OSError:
+        return None
+
+
+def line_start_after(source: TraceInput, position: int) -> int | None:
+    """The first line start at or after `position` (None past the end or within a line
+    longer than `MAX_LINE_BYTES`)."""
+    if position <= 0:
+        return 0
+    with open(source.name, "rb") as stream:
+        stream.seek(position - 1)
+        scanned = 0
+        while scanned <= MAX_LINE_BYTES:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                return None
+            found = chunk.find(b"\n")
+            if found != -1:
+                return position + scanned + found
+            scanned += len(chunk)
+    return None
+
+
+def _split(chunks: Iterator[bytes]) -> Iterator[bytes]:
     carry = b""
     skipping = False  # inside a line already reported as too long
-    while chunk := stream.read(CHUNK_BYTES):
+    for chunk in chunks:
         pieces = chunk.split(b"\n")
         pieces[0] = carry + pieces[0]
         carry = pieces.pop()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
 from visiongate.engine import PolicyError, load_policy
-from visiongate.engine.tooling.audit._aggregate import Query, aggregate
+from visiongate.engine.tooling.audit._aggregate import Query
 from visiongate.engine.tooling.audit._explain import explain_record
 from visiongate.engine.tooling.audit._find import find_decision
 from visiongate.engine.tooling.audit._inputs import InputError, TraceInput, expand
+from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
 from visiongate.engine.tooling.audit._read import parse_time
 from visiongate.engine.tooling.audit._report import FORMATS, render
 from visiongate.engine.tooling.audit._result import GROUP_NAMES
@@ -52,6 +53,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--decision", metavar="ID", help="explain one decision in plain words")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=_cores(),
+        metavar="N",
+        help="processes reading large files in parallel (default: the usable cores, at most 4)",
+    )
+    parser.add_argument(
         "--policy",
         metavar="FILE",
         help="compare every decision with this policy file instead of the one it names",
@@ -72,13 +80,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.decision:
         return _explain(inputs, args.decision, query, args.policy)
-    result = aggregate(inputs, query, args.policy)
+    result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
     _print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
         return EXIT_USAGE
     return EXIT_FINDINGS if result.findings else EXIT_OK
+
+
+def _cores() -> int:
+    return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
 def _query(args: argparse.Namespace) -> Query:
