@@ -1,13 +1,14 @@
 """`visiongate audit` over a fleet's trace of 1,000,000 decisions, against baselines.
 
-    python bench/bench_audit.py [--records N] [--folder DIR] [--no-duckdb]
+    python bench/bench_audit.py [--records N] [--folder DIR] [--rounds N] [--no-duckdb]
 
 Generates (once, then reuses) a realistic trace (`_audit_trace.py`: real records of real
 gates and routers, five policies, thirteen models, four sources, 64 processes, 30 days,
 malformed lines mixed in), then runs each job in a child process and prints its wall time
 and peak RSS (the child's own `ru_maxrss`), next to two baselines over the same file:
 `wc -l` (reading the bytes) and a plain `json.loads` loop (decoding every line, nothing
-kept). Jobs:
+kept). Every job runs `--rounds` times (3), in rounds, and the median is printed: on a
+machine shared with other work, one run says little. Jobs:
 
 - summary: `visiongate audit TRACE --format json` (reading with one process per core, the
   default), and with `--jobs 1`;
@@ -25,6 +26,7 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,6 +179,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "vg-bench")
     parser.add_argument("--no-duckdb", action="store_true")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="run every job this many times, in rounds, and print the median time (the "
+        "machine is shared: rounds spread other load evenly over the jobs)",
+    )
     args = parser.parse_args()
     args.folder.mkdir(parents=True, exist_ok=True)
     path = trace_file(args.folder, args.records)
@@ -184,14 +193,22 @@ def main() -> None:
     size = path.stat().st_size
     print(f"trace: {args.records:,} records, {size / 1e6:,.0f} MB, {os.cpu_count()} cores")
     with_duckdb = not args.no_duckdb and _has_duckdb()
-    runs = [measure(name, command) for name, command in jobs(path, decision, with_duckdb)]
+    planned = jobs(path, decision, with_duckdb)
+    rounds = [[measure(name, command) for name, command in planned] for _ in range(args.rounds)]
+    runs = [_median(list(same)) for same in zip(*rounds, strict=True)]
     baseline = next(run for run in runs if run.name.startswith("baseline: json"))
+    print(f"median of {args.rounds} round(s); peak RSS: the largest of the rounds")
     print(f"{'job':32} {'wall s':>8} {'peak RSS MB':>12} {'x json.loads':>13} {'exit':>5}")
     for run in runs:
         ratio = run.seconds / baseline.seconds
         print(f"{run.name:32} {run.seconds:8.2f} {run.peak_mb:12.0f} {ratio:13.2f} {run.code:5d}")
     if not with_duckdb:
         print("duckdb: not installed (pip install duckdb) or --no-duckdb; not measured")
+
+
+def _median(runs: list[Run]) -> Run:
+    seconds = statistics.median(run.seconds for run in runs)
+    return Run(runs[0].name, seconds, max(run.peak_mb for run in runs), runs[-1].code)
 
 
 def _has_duckdb() -> bool:
