@@ -86,7 +86,8 @@ def measure(name: str, command: list[str]) -> Run:
     The peak is the larger of two readings: GNU time's `%M` (the exact `ru_maxrss` of the
     largest process; a job started by this Python process directly would count this
     process's memory too, since Linux keeps the peak of the image before `exec`), and the sum
-    of `VmRSS` over the job and its worker processes, sampled every 20 ms."""
+    of the proportional set size (`Pss`: pages shared by forked workers counted once) over
+    the job and its worker processes, sampled every 20 ms."""
     wrapped = ["/usr/bin/time", "-f", "%M", *command] if Path("/usr/bin/time").exists() else command
     start = time.perf_counter()
     child = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -104,13 +105,13 @@ def measure(name: str, command: list[str]) -> Run:
 
 
 def _tree_rss_kb(root: int) -> int:
-    """The resident memory of a process and all its descendants, in KiB."""
+    """The proportional resident memory of a process and all its descendants, in KiB."""
     total, pending = 0, [root]
     while pending:
         pid = pending.pop()
         try:
-            with open(f"/proc/{pid}/status") as status:
-                total += sum(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+            with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                total += sum(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
             with open(f"/proc/{pid}/task/{pid}/children") as children:
                 pending += [int(item) for item in children.read().split()]
         except (OSError, ValueError):
