@@ -62,7 +62,8 @@ class _DecisionIds:
 
 # Process-wide on purpose: ids must be unique per process, whatever gate made the decision.
 _IDS = _DecisionIds()
-os.register_at_fork(after_in_child=_IDS.reseed)
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork either
+    os.register_at_fork(after_in_child=_IDS.reseed)
 
 GIVEN_PROVENANCE: Mapping[str, str] = MappingProxyType(
     {fact: "given directly (decide_facts)" for fact in FACT_NAMES}

@@ -19,8 +19,8 @@ another rotation. All processes writing one file must use the same rotation opti
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -29,6 +29,9 @@ from typing import Any
 from ._encode import encode_line
 from ._failures import DeliveryFailures, with_report
 from ._rotate import Rotation, closed_name, finish, first_record_period
+
+if sys.platform != "win32":
+    import fcntl  # rotation shared by processes needs POSIX advisory locks
 
 
 class JsonlTrace:
@@ -53,6 +56,8 @@ class JsonlTrace:
     ) -> None:
         self.path = Path(path)
         self.rotation = Rotation(max_bytes, when, interval, compress, backups)
+        if self.rotation.active and sys.platform == "win32":
+            raise ValueError("trace rotation needs POSIX file locks, which Windows lacks")
         self.failures = DeliveryFailures(f"`{self.path}`")
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._pid = os.getpid()
