@@ -5,15 +5,17 @@
     messages = router.payload(routed, tool_call_id=call.id).messages
 
 Every call decides through the gate (the lane never depends on the source), carries the lane
-out, and writes the decision record with what was done to the gate's trace.
+out through the payload's last-resort guard, and only then writes one decision record with
+what was done to the gate's trace: the record says what the payload will carry.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Literal
 
 from mcp.types import CallToolResult
 
@@ -21,13 +23,14 @@ from visiongate.engine import Gate
 
 from ._cache import ImageCache
 from ._routed import RoutedResult
-from .payloads import Payload, render_payload
+from .payloads import Payload, Withheld, render_payload
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 
 _BACKENDS_KEPT: Final = 32
+_LOG: Final = logging.getLogger("visiongate")
 
 
 class Router:
@@ -67,20 +70,26 @@ class Router:
         model: str,
         tool_name: str | None = None,
         seen_hashes: Iterable[str] = (),
+        api: str | None = None,
     ) -> RoutedResult:
         """Route an MCP tool result (`mcp.types.CallToolResult`).
 
         `seen_hashes`: SHA-256 of images already in the conversation (the `sha256` of earlier
-        attached images); such an image is not attached again, and the text says so."""
-        context = self._context("mcp", provider, model, seen_hashes)
+        attached images); such an image is not attached again, and the text says so. `api`:
+        the payload shape you will render (default: the route's own); images are fitted and
+        guarded for it before the record is written."""
+        context = self._context("mcp", provider, model, seen_hashes, api)
         return self._traced(await route_mcp(result, context, tool_name=tool_name))
 
     async def mcp_text(
         self, result: CallToolResult, *, provider: str, model: str, tool_name: str | None = None
     ) -> str:
-        """The routed text only (`MEDIA:` paths, notes, descriptions): for plugin callers that
-        must keep receiving a string. Attached pixels, if any, are not in it."""
-        return (await self.mcp(result, provider=provider, model=model, tool_name=tool_name)).text
+        """What a caller that takes a string really gets: the tool's text, a `MEDIA:` line per
+        image, and descriptions where the lane says `describe`. A string carries no pixels,
+        so in the native lane the images stay as paths and none is fitted; one record is
+        written, and it says so (`delivery: string`, nothing attached)."""
+        context = self._context("mcp", provider, model, delivery="string")
+        return self._traced(await route_mcp(result, context, tool_name=tool_name)).text
 
     async def screenshot(
         self,
@@ -92,16 +101,24 @@ class Router:
         path: str | None = None,
         text: str = "",
         seen_hashes: Iterable[str] = (),
+        api: str | None = None,
     ) -> RoutedResult:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
-        context = self._context(source, provider, model, seen_hashes)
+        context = self._context(source, provider, model, seen_hashes, api)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 
     async def vision_analyze(
-        self, image: bytes, question: str, *, provider: str, model: str, path: str | None = None
+        self,
+        image: bytes,
+        question: str,
+        *,
+        provider: str,
+        model: str,
+        path: str | None = None,
+        api: str | None = None,
     ) -> RoutedResult:
         """Route a `vision_analyze` call: the image and the question about it."""
-        context = self._context("vision_analyze", provider, model)
+        context = self._context("vision_analyze", provider, model, api=api)
         return self._traced(await route_vision_analyze(image, question, context, path=path))
 
     def payload(
@@ -112,17 +129,29 @@ class Router:
         tool_call_id: str = "call_0",
         tool_name: str | None = None,
     ) -> Payload:
-        """The provider tool-result message(s); `api` defaults to the route's own shape."""
-        return render_payload(
+        """The provider tool-result message(s); `api` defaults to the shape the result was
+        routed for. Rendering another shape can withhold more images (its formats and limits
+        differ); then the record is written again, amended, so it never claims an image the
+        payload does not carry."""
+        payload = render_payload(
             result,
             api,
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             registry=self._gate.resolver.registry,
         )
+        if payload.withheld and result.images and result.record:
+            self._gate.trace(_amended(result.record, payload.api, payload.withheld))
+        return payload
 
     def _context(
-        self, source: str, provider: str, model: str, seen_hashes: Iterable[str] = ()
+        self,
+        source: str,
+        provider: str,
+        model: str,
+        seen_hashes: Iterable[str] = (),
+        api: str | None = None,
+        delivery: Literal["message", "string"] = "message",
     ) -> LaneContext:
         decision = self._gate.decide(provider, model, trace=False)
         # The settings of the policy that decided, even if a reload swapped it since.
@@ -135,6 +164,9 @@ class Router:
             cache=self._cache,
             vision=self._vision_factory(provider, model),
             seen_hashes=frozenset(seen_hashes),
+            api=api,
+            registry=self._gate.resolver.registry,
+            delivery=delivery,
         )
 
     def _traced(self, result: RoutedResult) -> RoutedResult:
@@ -161,3 +193,28 @@ class Router:
             if len(self._backends) >= _BACKENDS_KEPT:
                 del self._backends[next(iter(self._backends))]
             return self._backends.setdefault(key, backend)
+
+
+def _amended(record: Mapping[str, Any], api: str, withheld: Iterable[Withheld]) -> dict[str, Any]:
+    """`record` once a payload for `api` withheld more images: those move from `attached` to
+    `refused` (by their position among the attached images), and the record says why."""
+    amended = dict(record)
+    execution = dict(amended.get("execution") or {})
+    attached = list(execution.get("attached") or [])
+    dropped = {item.index - 1: item.reason for item in withheld}
+    execution["attached"] = [entry for i, entry in enumerate(attached) if i not in dropped]
+    execution["refused"] = [
+        *(execution.get("refused") or []),
+        *(
+            {"index": entry.get("index"), "reason": f"payload guard ({api}): {dropped[i]}"}
+            for i, entry in enumerate(attached)
+            if i in dropped
+        ),
+    ]
+    execution["api"] = api
+    amended["execution"] = execution
+    amended["amended"] = f"rendered for `{api}`, which withheld {len(dropped)} image(s)"
+    _LOG.warning(
+        "visiongate: decision %s amended: %s", record.get("decision_id"), amended["amended"]
+    )
+    return amended

@@ -30,6 +30,9 @@ REASONS = {
     "route-refuses-images": "route refuses",
     "native-mode": "native mode",
     "auto-vision-model": "vision model",
+    "native-mode-unverified-route": "native mode, unverified route",
+    "native-mode-unverified-route-unknown-model": "unverified route, model not known to see",
+    "auto-vision-model-unverified-route": "vision model, unverified route",
     "auto-aux-configured": "aux configured",
     "auto-model-not-known-to-see": "not known to see",
 }
@@ -39,21 +42,30 @@ def hand_written(mode: str, catalog: str, aux: str, path: str) -> tuple[str, str
     """The default policy as an agent would hard-code it (with validation, as the gate does)."""
     if mode not in ("auto", "native", "text") or catalog not in ("vision", "no_vision", "unknown"):
         raise ValueError("bad fact")
-    if aux not in ("set", "unset") or path not in ("accepts", "refuses"):
+    if aux not in ("set", "unset") or path not in ("accepts", "refuses", "unverified"):
         raise ValueError("bad fact")
     if mode == "text":
         rule, lane = "text-mode", "text"
     elif path == "refuses":
         rule, lane = "route-refuses-images", "text"
     elif mode == "native":
-        rule, lane = "native-mode", "native"
+        rule, lane = _native_mode(catalog, path)
     elif aux == "set":
         rule, lane = "auto-aux-configured", "text"
     elif catalog == "vision":
-        rule, lane = "auto-vision-model", "native"
+        rule = "auto-vision-model" if path == "accepts" else "auto-vision-model-unverified-route"
+        lane = "native"
     else:
         rule, lane = "auto-model-not-known-to-see", "text"
     return lane, rule, REASONS[rule]
+
+
+def _native_mode(catalog: str, path: str) -> tuple[str, str]:
+    if path == "accepts":
+        return "native-mode", "native"
+    if catalog == "vision":
+        return "native-mode-unverified-route", "native"
+    return "native-mode-unverified-route-unknown-model", "text"
 
 
 def hand_written_decision(gate: Gate) -> Callable[[str, str, str, str], Decision]:
@@ -84,7 +96,7 @@ def per_call_ns(function: Callable[[], object], loops: int, repeats: int) -> flo
 
 
 def bench_decide(loops: int, repeats: int) -> None:
-    gate = Gate.load()
+    gate = Gate.load(routes=False)
     cells = [("auto", "vision", "unset", "accepts"), ("text", "unknown", "set", "refuses")]
 
     def ours() -> object:

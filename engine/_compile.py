@@ -1,6 +1,6 @@
 """Compilation: durable-rules evaluates every rule over the whole input space, once.
 
-The policy becomes a durable-rules JSON ruleset; the 36 cells are asserted as facts (facts,
+The policy becomes a durable-rules JSON ruleset; the 54 cells are asserted as facts (facts,
 not events: a fact fires *every* rule it matches, so overlaps are seen); each firing records
 `(rule index, cell index)`. The hit policy is then applied in Python and the result frozen
 into a table. durable-rules is never called on the decide path: it is not thread-safe, its

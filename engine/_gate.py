@@ -26,11 +26,13 @@ from .facts._catalog import ModelCatalog
 from .facts._config import AgentConfig
 from .facts._registry import ProviderRegistry
 from .facts._resolver import FactResolver, ResolvedFacts
+from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
 
 logger = logging.getLogger("visiongate")
 
 PolicySource: TypeAlias = str | Path | None
 ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
+RoutesSource: TypeAlias = str | Path | bool | None
 
 
 class FactError(ValueError):
@@ -122,12 +124,20 @@ class Gate:
         catalog: str | Path | ModelCatalog | None = None,
         registry: str | Path | ProviderRegistry | None = None,
         trace: TraceSpec = None,
+        routes: RoutesSource = None,
     ) -> Gate:
         """Load a gate. Defaults: the bundled default policy, an empty agent config, the bundled
-        model catalog and provider registry, no trace. Raises `PolicyError` with diagnostics."""
+        model catalog and provider registry, no trace. Raises `PolicyError` with diagnostics.
+
+        `routes` is the overlay of learned and probed routes: a file, `False` for none, or
+        None for the config's `visiongate.routes_file`, else
+        `$XDG_STATE_HOME/visiongate/routes.json`."""
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
-        resolver = FactResolver(_config(config), _catalog(catalog), _registry(registry))
+        agent = _config(config)
+        resolver = FactResolver(
+            agent, _catalog(catalog), _registry(registry), routes=_routes(routes, agent)
+        )
         return cls(compiled, resolver, source=policy, trace=as_sink(trace))
 
     # -- deciding ---------------------------------------------------------------------------
@@ -161,6 +171,15 @@ class Gate:
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
+
+    def report_refusal(self, provider: str, model: str, evidence: str) -> LearnedRoute:
+        """Remember that `provider` rejected images inside a tool result for `model` (e.g. an
+        HTTP 400 naming the image part); later decisions resolve `path=refuses` with provenance
+        `learned <date>: <evidence>`. The evidence is kept as one short line, with image data
+        and anything shaped like a key removed. Safe to call from several processes."""
+        ref = self._resolver.locate(provider, model)
+        learned = LearnedRoute.today(ref.provider, ref.model, "refuses", "learned", evidence)
+        return self._resolver.learn(learned)
 
     # -- what is in force ---------------------------------------------------------------------
 
@@ -250,6 +269,14 @@ def _catalog(catalog: str | Path | ModelCatalog | None) -> ModelCatalog:
     if isinstance(catalog, ModelCatalog):
         return catalog
     return ModelCatalog.bundled() if catalog is None else ModelCatalog.from_file(catalog)
+
+
+def _routes(routes: RoutesSource, config: AgentConfig) -> RouteOverlay:
+    if routes is False:
+        return RouteOverlay(None)
+    if routes is None or routes is True:
+        return RouteOverlay(config.routes_file or default_routes_path())
+    return RouteOverlay(routes)
 
 
 def _registry(registry: str | Path | ProviderRegistry | None) -> ProviderRegistry:

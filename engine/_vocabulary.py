@@ -2,21 +2,32 @@
 
 The engine fixes these; a policy may only refer to them. The source of an image is
 deliberately not a fact: the gate must never depend on which tool produced the image.
+Everything that counts or lists cells (the compiler, lint, tests, docs, diff, explain,
+audit) derives from `FACTS`, so a new value here needs no change anywhere else.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from typing import Final
+
+LANGUAGE_VERSION: Final = 2
+"""The policy language version: 1 had `path` in {accepts, refuses} (36 cells); 2 adds
+`unverified` (54 cells). A policy written for 1 still loads: the cells it does not name fall
+to its default lane, which `lint` reports as a `gap`."""
 
 FACTS: Final[dict[str, tuple[str, ...]]] = {
     "mode": ("auto", "native", "text"),
     "catalog": ("vision", "no_vision", "unknown"),
     "aux": ("set", "unset"),
-    "path": ("accepts", "refuses"),
+    "path": ("accepts", "refuses", "unverified"),
 }
 FACT_NAMES: Final[tuple[str, ...]] = tuple(FACTS)
+
+CELL_COUNT: Final = math.prod(len(domain) for domain in FACTS.values())
+"""How many cells the input space has (54)."""
 
 LANES: Final[tuple[str, ...]] = ("native", "text")
 
@@ -32,7 +43,7 @@ Cell = tuple[str, str, str, str]
 
 
 def all_cells() -> Iterator[Cell]:
-    """Every cell of the input space (36 of them), in a stable order."""
+    """Every cell of the input space (`CELL_COUNT` of them), in a stable order."""
     for values in itertools.product(*FACTS.values()):
         yield (values[0], values[1], values[2], values[3])
 

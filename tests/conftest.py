@@ -16,3 +16,12 @@ def endpoint() -> Iterator[VisionEndpoint]:
             patch.delenv(name, raising=False)
         with vision_endpoint() as running:
             yield running
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Learned routes default to `$XDG_STATE_HOME/visiongate/routes.json`: point it at an empty
+    directory, so no test reads or writes the routes of the machine it runs on."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+        yield

@@ -385,3 +385,30 @@ def test_reading_in_parallel_gives_the_single_reader_result(
     several = _parallel.aggregate_in_parallel(inputs, query, None, 3)
     assert several == single
     assert [m.line for m in several.malformed_lines][:6] == [3, 5, 9, 12, 14, 18]
+
+
+def test_an_amended_record_is_the_same_decision_counted_once(
+    tmp_path: Path, records: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "trace.jsonl"
+    first = records[0]
+    amended = {**first, "amended": "rendered for `openai-chat`, which withheld 1 image(s)"}
+    path.write_text(json.dumps(first) + "\n" + json.dumps(amended) + "\n")
+    result = _audit(path)
+    assert (result.decisions, result.amendments) == (1, 1)
+    assert main(["audit", str(path), "--decision", first["decision_id"]]) == 0
+    out = capsys.readouterr().out
+    assert "(trace.jsonl line 2)" in out.replace(path.as_posix(), "trace.jsonl")
+    assert "Amended: rendered for `openai-chat`, which withheld 1 image(s)" in out
+
+
+def test_a_record_on_an_unverified_route_is_counted(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    """The fact values come from the vocabulary (issue 11 added `path=unverified`)."""
+    path = tmp_path / "trace.jsonl"
+    record = {**records[0], "facts": {**records[0]["facts"], "path": "unverified"}}
+    path.write_text(json.dumps(record) + "\n")
+    result = _audit(path, group_by=("path",))
+    assert (result.decisions, result.malformed.count) == (1, 0)
+    assert list(result.groups) == [("unverified",)]

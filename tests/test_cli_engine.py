@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from visiongate.cli import main
+
+ROOT = Path(__file__).parent.parent
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -29,8 +32,9 @@ def test_decide_from_provider_and_model_explains_every_rule(
         "--explain",
     )
     assert code == 0
-    assert "lane:    text" in out and "rule:    route-refuses-images" in out
-    assert "route-refuses-images         WINS -> text" in out
+    assert "lane:    text" in out and "rule:    auto-model-not-known-to-see" in out
+    assert re.search(r"\n  auto-model-not-known-to-see +WINS -> text\n", out)
+    assert "no match: path is `unverified`, rule wants refuses" in out
     assert "no match: catalog is `no_vision`, rule wants vision" in out
 
 
@@ -81,15 +85,77 @@ def test_an_invalid_policy_exits_3_with_located_diagnostics(
     assert "quote it: `'no'`" in err
 
 
-def test_explain_prints_all_36_cells(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_prints_all_54_cells(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "explain")
     rows = [line for line in out.splitlines() if line.startswith(("auto ", "native ", "text "))]
-    assert code == 0 and len(rows) == 36
-    assert out.strip().endswith("7 cell(s) native, 29 text")
+    assert code == 0 and len(rows) == 54
+    assert out.strip().endswith("10 cell(s) native, 44 text")
     table = json.loads(run(capsys, "explain", "--json")[1])
-    assert len(table) == 36 and {row["lane"] for row in table} == {"native", "text"}
+    assert len(table) == 54 and {row["lane"] for row in table} == {"native", "text"}
 
 
 def test_explain_a_bundled_example_policy_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "explain", "--policy", "examples/never-pixels")
-    assert code == 0 and "0 cell(s) native, 36 text" in out
+    assert code == 0 and "0 cell(s) native, 54 text" in out
+
+
+BAD_CONFIG = (
+    "agent:\n  image_input_mode: txet\n"
+    "auxiliary:\n  vison: {provider: openrouter}\n"
+    "vision:\n  embed_taget_bytes: 100000\n"
+)
+
+
+def test_decide_with_an_invalid_mode_fails_closed_and_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(BAD_CONFIG)
+    code, out, err = run(
+        capsys,
+        "decide",
+        "--config",
+        str(config),
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+    )
+    assert code == 3
+    assert "lane:    text" in out
+    assert "invalid value `txet` (did you mean `text`?): failing closed" in out
+    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in out
+    assert "error[invalid-mode]: `txet` is not an image input mode" in err
+    code, out, _err = run(
+        capsys,
+        "decide",
+        "--config",
+        str(config),
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-5",
+        "--json",
+    )
+    record = json.loads(out)
+    assert code == 3 and record["lane"] == "text" and record["facts"]["mode"] == "text"
+    assert any("did you mean `embed_target_bytes`?" in w for w in record["warnings"])
+
+
+def test_lint_config_reports_the_error_and_the_near_misses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(BAD_CONFIG)
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    assert code == 3
+    assert ":2:21: error[invalid-mode]: `txet` is not an image input mode" in out
+    assert ":4:3: warning[unknown-config-key]: unknown key `vison`" in out
+    config.write_text("agent:\n  image_input_mode: text\nvision: {embed_taget_bytes: 1}\n")
+    assert run(capsys, "lint", "--config", str(config))[0] == 0
+    assert run(capsys, "lint", "--strict", "--config", str(config))[0] == 1
+    config.write_text("agent: [native\n")
+    code, out, _err = run(capsys, "lint", "--config", str(config), "--format", "json")
+    assert code == 3 and "yaml-syntax" in out
+    code, out, _err = run(capsys, "lint", "--config", str(config), str(ROOT / "policies"))
+    assert code == 3 and "default.yaml" not in out  # the shipped policies are clean

@@ -199,9 +199,9 @@ def test_mcp_call_text_lane_prints_payload_and_record(tmp_path: Path) -> None:
         "mcp",
         "call",
         "--provider",
-        "openai-chat",
+        "deepseek",
         "--model",
-        "gpt-4o",
+        "deepseek-chat",
         "--tool",
         "gallery",
         "--",
@@ -221,5 +221,8 @@ def test_mcp_call_server_that_dies_is_an_error_not_a_traceback(
     code = main(["mcp", "call", *TARGET, "--tool", "x", "--", sys.executable, "-c", "pass"])
     captured = capsys.readouterr()
     assert code == 2
-    assert "the MCP server failed: Connection closed" in captured.err
+    assert "the MCP server `python -c pass` closed the connection during `initialize`" in (
+        captured.err
+    )
+    assert "(it exited with status 0)" in captured.err
     assert "Traceback" not in captured.out + captured.err

@@ -18,8 +18,9 @@ DEFAULT = (ROOT / "policies" / "default.yaml").read_text()
 # The default policy, but unknown models get pixels under auto when the route accepts them.
 TRUSTING = (
     DEFAULT.replace(
-        "    when: {mode: auto, catalog: [no_vision, unknown], aux: unset, path: accepts}\n",
-        "    when: {mode: auto, catalog: no_vision, aux: unset, path: accepts}\n",
+        "    when: {mode: auto, catalog: [no_vision, unknown], aux: unset, "
+        "path: [accepts, unverified]}\n",
+        "    when: {mode: auto, catalog: no_vision, aux: unset, path: [accepts, unverified]}\n",
     )
     .replace(
         "    when: {mode: auto, catalog: vision, aux: unset, path: accepts}\n",
@@ -66,7 +67,7 @@ def test_cli_exit_one_on_lane_change_and_json(
     assert main(["diff", str(files[1]), str(files[0])]) == 1
     out = capsys.readouterr().out
     assert "mode=auto,catalog=unknown,aux=unset,path=accepts: native -> text" in out
-    assert out.rstrip().endswith("(less permissive)")
+    assert "0 become native, 1 become text (less permissive)" in out.splitlines()[-1]
 
 
 def test_same_lanes_exit_zero_and_report_rule_and_setting_changes(
@@ -77,7 +78,7 @@ def test_same_lanes_exit_zero_and_report_rule_and_setting_changes(
     assert "execution.text.mcp: reference -> describe" in out
     assert "no cell changes lane" in out
     assert main(["diff", "default", "examples/trust-unknown-aliases"]) == 1
-    assert "same lane, other rule (2):" in capsys.readouterr().out
+    assert "same lane, other rule (6):" in capsys.readouterr().out
 
 
 def test_unreadable_and_invalid_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

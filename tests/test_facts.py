@@ -1,6 +1,6 @@
 """Fact resolution from an agent config, the model catalog and the provider registry.
 
-The cases are data: `tests/data/facts/{mode,aux,catalog,path,embed}.yaml`.
+The cases are data: `tests/data/facts/{mode,aux,catalog,path,routes,embed}.yaml`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from visiongate.engine.facts._registry import ProviderRegistry
 from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
 
 DATA = Path(__file__).parent / "data" / "facts"
-CASE_FILES = ("mode", "aux", "catalog", "path", "embed")
+CASE_FILES = ("mode", "aux", "catalog", "path", "routes", "embed")
 DEFAULT_PROVIDER = "openrouter"
 DEFAULT_MODEL = "deepseek/deepseek-v3.2"
 
@@ -141,15 +141,60 @@ def test_an_unreadable_config_file_is_an_error(tmp_path: Path) -> None:
         AgentConfig.from_file(tmp_path / "missing.yaml")
 
 
-def test_config_warnings_are_located_diagnostics() -> None:
+def test_an_invalid_mode_is_a_located_error_that_fails_closed() -> None:
     config = AgentConfig.from_text("agent:\n  image_input_mode: nativ\n", "cfg.yaml")
     (diagnostic,) = config.diagnostics
-    assert (diagnostic.code, diagnostic.severity) == ("invalid-mode", "warning")
+    assert (diagnostic.code, diagnostic.severity) == ("invalid-mode", "error")
+    assert config.errors == (diagnostic,)
     assert diagnostic.document_path == ("agent", "image_input_mode")
     assert str(diagnostic.location) == "cfg.yaml:2:21"
     assert config.warnings == (
-        "cfg.yaml:2:21: `nativ` is not an image input mode, using `auto`; did you mean `native`?",
+        "error: cfg.yaml:2:21: `nativ` is not an image input mode, failing closed to `text`; "
+        "did you mean `native`?",
     )
+    assert config.mode.value == "text"
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["txet", "nativ", "Native!", "auto-ish", "yes", "on", "1", "", "NATIVE mode", "[native]"],
+)
+def test_an_invalid_mode_never_yields_the_native_lane(word: str) -> None:
+    """Regression: `image_input_mode: txet` fell back to `auto`, so a vision model got pixels."""
+    text = f"agent:\n  image_input_mode: {word or '{}'}\n"
+    gate_config = AgentConfig.from_text(text, "cfg.yaml")
+    resolver = FactResolver(gate_config, ModelCatalog.bundled(), ProviderRegistry.bundled())
+    facts = resolver.resolve("anthropic", "claude-sonnet-4-5").facts
+    assert facts["mode"] == "text", (word, gate_config.mode)
+
+
+def test_near_misses_of_keys_visiongate_reads_are_reported_with_a_suggestion() -> None:
+    text = (
+        "agent: {image_input_mode: auto, max_turns: 90}\n"
+        "auxiliary:\n  vison: {provider: openrouter}\n  compression: {model: x}\n"
+        "vision: {embed_taget_bytes: 100000}\n"
+        "model: {default: m, suports_vision: true}\n"
+        "providers:\n  my-proxy: {tool_result_image: true, api_key: k}\n"
+        "visiongate: {routes: x.json}\n"
+    )
+    config = AgentConfig.from_text(text, "cfg.yaml")
+    found = {(d.document_path, d.help) for d in config.diagnostics}
+    assert found == {
+        (("auxiliary", "vison"), "did you mean `vision`?"),
+        (("vision", "embed_taget_bytes"), "did you mean `embed_target_bytes`?"),
+        (("model", "suports_vision"), "did you mean `supports_vision`?"),
+        (("providers", "my-proxy", "tool_result_image"), "did you mean `tool_result_images`?"),
+        (("visiongate", "routes"), "did you mean `routes_file`?"),
+    }
+    assert all(d.severity == "warning" for d in config.diagnostics)
+    resolver = FactResolver(config, ModelCatalog.bundled(), ProviderRegistry.bundled())
+    warnings = resolver.resolve("anthropic", "claude-sonnet-4-5").warnings
+    assert any(
+        "cfg.yaml:3:3: unknown key `vison` under `auxiliary` is ignored" in w for w in warnings
+    )
+    assert not any("tool_result_image`" in w for w in warnings)  # another provider's entry
+    mine = resolver.resolve("my-proxy", "m").warnings
+    assert any("unknown key `tool_result_image` under `providers.my-proxy`" in w for w in mine)
 
 
 @pytest.mark.parametrize(

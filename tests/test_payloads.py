@@ -1,4 +1,4 @@
-"""Golden payloads: one routed result rendered for each of the five provider API shapes.
+"""Golden payloads: one routed result rendered for each of the six provider API shapes.
 
 The golden files live in `tests/data/payloads/<api>-<case>.json`; regenerate them with
 `VISIONGATE_REGEN_GOLDEN=1 pytest tests/test_payloads.py` and review the diff. The images are

@@ -59,8 +59,8 @@ def test_a_failing_case_explains_lane_rule_and_reason(tmp_path: Path) -> None:
 def test_a_partial_facts_case_names_the_failing_cells(tmp_path: Path) -> None:
     run = run_tests([_write(tmp_path, "  - {facts: mode=native, expect: {lane: native}}\n")])
     [outcome] = run.outcomes
-    assert len(outcome.cells) == 12
-    assert outcome.problems[0] == "6 of 12 cell(s) differ"
+    assert len(outcome.cells) == 18
+    assert outcome.problems[0] == "10 of 18 cell(s) differ"
     assert "mode=native,catalog=vision,aux=set,path=refuses" in "\n".join(outcome.problems)
 
 
@@ -95,7 +95,7 @@ def test_coverage_lists_rules_not_exercised_and_fails_below_threshold(tmp_path: 
     run = run_tests([path], min_rules=100)
     [coverage] = run.coverage
     assert coverage.exercised == {"text-mode"}
-    assert len(coverage.cells) == 12
+    assert len(coverage.cells) == 18
     assert "native-mode" in coverage.missing_rules
     assert run.coverage_problems and not run.ok
     assert run_tests([path], min_rules=10).ok
@@ -105,7 +105,7 @@ def test_file_level_coverage_minimum(tmp_path: Path) -> None:
     header = "policy: default.yaml\ncoverage: {rules: 100}\n"
     path = _write(tmp_path, "  - {facts: mode=text, expect: {lane: text}}\n", header=header)
     run = run_tests([path])
-    assert run.coverage_problems and "rule coverage of `default` is 17%" in run.coverage_problems[0]
+    assert run.coverage_problems and "rule coverage of `default` is 11%" in run.coverage_problems[0]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +174,7 @@ def test_pytest_collects_cases_as_items(pytester: pytest.Pytester) -> None:
         [
             "*FAIL wrong*",
             "*expected lane `text`, got `native`*",
-            "*rule coverage of `default` is 33%, below 100%*",
+            "*rule coverage of `default` is 22%, below 100%*",
         ]
     )
 

@@ -18,8 +18,8 @@ from visiongate.engine.facts._registry import (
     MEDIA_TYPES,
     ProviderOverride,
     ProviderRegistry,
-    analyze_registry_text,
 )
+from visiongate.engine.facts._registry_load import analyze_registry_text
 
 DATA = yaml.safe_load(
     (Path(__file__).parent / "data" / "facts" / "registry_errors.yaml").read_text("utf-8")
@@ -69,7 +69,7 @@ def test_loading_a_broken_registry_raises_with_every_diagnostic(tmp_path: Path) 
         ProviderRegistry.from_file(path)
     codes = {d.code for d in raised.value.diagnostics}
     assert codes == {"unknown-api", "unknown-key", "missing-key"}
-    assert f"{path}:13:10" in str(raised.value)
+    assert f"{path}:14:10" in str(raised.value)
 
 
 def test_an_unreadable_registry_is_an_error(tmp_path: Path) -> None:
@@ -146,3 +146,36 @@ def test_a_veto_wins_over_a_declaration(small: ProviderRegistry) -> None:
 def test_a_declaration_with_an_unknown_api_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown api `grpc`"):
         ProviderOverride(True, "grpc")
+
+
+def test_every_bundled_verdict_says_what_it_rests_on() -> None:
+    registry = ProviderRegistry.bundled()
+    verdicts = [entry.evidence for entry in registry.entries.values()]
+    verdicts += [rule.evidence for entry in registry.entries.values() for rule in entry.rules]
+    verdicts += [a.evidence for entry in registry.entries.values() for a in entry.model_aliases]
+    verdicts += [veto.evidence for veto in registry.vetoes]
+    for evidence in verdicts:
+        assert evidence.kind in ("documented", "field", "assumed")
+        assert evidence.where.startswith("providers.yaml:")
+        if evidence.kind != "assumed":
+            # A `#` in an unquoted YAML value starts a comment: a citation cut there is lost.
+            assert len(evidence.cites) > 20 and not evidence.cites.endswith(("issue", "#"))
+
+
+def test_the_production_agents_allow_list_is_never_refused() -> None:
+    """Regression: `openrouter`, `nous`, `azure-openai`, `anthropic-vertex`,
+    `anthropic-direct`, `google-gemini` and `google-vertex-gemini` all resolved `refuses`."""
+    registry = ProviderRegistry.bundled()
+    allowed = (
+        "openrouter", "nous", "vertex", "bedrock", "anthropic-vertex", "google-vertex",
+        "anthropic", "claude", "anthropic-direct", "openai", "openai-chat", "openai-codex",
+        "azure-openai",
+    )  # fmt: skip
+    for provider in allowed:
+        assert registry.canonical(provider) in registry.entries, provider
+        model = "anthropic.claude-sonnet-5" if "bedrock" in provider else "claude-sonnet-4-5"
+        route = registry.route(provider, model, vision="vision")
+        assert route.path != "refuses", (provider, route.reason)
+    for provider in ("google", "gemini", "google-gemini", "google-vertex-gemini"):
+        assert registry.route(provider, "gemini-3-pro-preview").path == "accepts", provider
+        assert registry.route(provider, "gemini-2.5-pro").path == "refuses", provider

@@ -8,6 +8,8 @@ from typing import Final
 
 from PIL import Image
 
+from ._types import Refusal
+
 
 @dataclass(frozen=True)
 class Codec:
@@ -78,8 +80,15 @@ def encode(image: Image.Image, codec: Codec, quality: int | None, icc: bytes | N
         options["compress_level"] = _PNG_LEVEL
     if icc is not None and _icc_matches(image, codec, icc):
         options["icc_profile"] = icc
+    # No free text from the source (JPEG and GIF writers copy `info["comment"]`): a GIF's
+    # 1 MB comment made the JPEG writer raise `Comment is too long` (issue 13).
+    options["comment"] = b""
     buffer = io.BytesIO()
-    image.save(buffer, format=_PIL_FORMATS[codec.media_type], **options)
+    try:
+        image.save(buffer, format=_PIL_FORMATS[codec.media_type], **options)
+    except (ValueError, OSError) as error:
+        # One image the encoder rejects is refused; it must not fail the whole result.
+        raise Refusal(f"refused: the {codec.media_type} encoder failed ({error})") from error
     return buffer.getvalue()
 
 

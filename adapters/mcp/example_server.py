@@ -15,6 +15,9 @@ tests can start it from any directory and from a non-editable install.
 | `embedded_image` | the screenshot as an embedded `BlobResourceContents` resource           |
 | `link`           | a resource link to an image, not the image                              |
 | `for_user`       | an image and a text annotated for the user's eyes only                  |
+| `tagged`         | TAG characters in every string field (`_hostile`)                       |
+| `separators`     | `MEDIA:` after every Unicode line break and leading invisible           |
+| `bad_gif`        | a GIF with a 1 MB comment, then a good PNG                              |
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from mcp.types import (
     TextContent,
 )
 from PIL import Image, ImageDraw, ImageFont
+
+from ._hostile import register_hostile_tools
 
 __all__ = [
     "MODULE",
@@ -272,6 +277,7 @@ def build_server() -> MCPServer:
             ]
         )
 
+    register_hostile_tools(server)
     return server
 
 

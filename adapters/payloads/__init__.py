@@ -1,7 +1,19 @@
 """Provider payloads: a routed result rendered as the tool-result message(s) of one API shape
-(`anthropic`, `openai-responses`, `openai-chat`, `gemini`, `bedrock`), with a last-resort
-guard that withholds pixels a route cannot take."""
+(`anthropic`, `openai-responses`, `openai-chat`, `gemini`, `bedrock`, `ollama`), with a
+last-resort guard (`_guard`) that withholds pixels a route or shape cannot take; the router
+runs the same guard before it writes the decision record."""
 
+from ._guard import GUARD_PREFIX, Limits, Withheld, guard_images, limits_for, refusal
 from ._render import API_NAMES, Payload, render_payload
 
-__all__ = ["API_NAMES", "Payload", "render_payload"]
+__all__ = [
+    "API_NAMES",
+    "GUARD_PREFIX",
+    "Limits",
+    "Payload",
+    "Withheld",
+    "guard_images",
+    "limits_for",
+    "refusal",
+    "render_payload",
+]

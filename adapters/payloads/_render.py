@@ -7,12 +7,15 @@
 | `openai-chat`      | `tool` message (text only)                  | a following `user` message |
 | `gemini`           | `functionResponse` part (Gemini 3)          | `functionResponse.parts`   |
 | `bedrock`          | user message, `toolResult` block (Converse) | `image` blocks             |
+| `ollama`           | `tool` message (native `/api/chat`)         | the message's `images`     |
 
 Rendering decides nothing: the gate chose the lane and the adapter chose the images. The only
-check here is a last-resort guard: an image is sent only in the native lane, on a route that
-accepts tool-result images, within the API's formats and limits; otherwise it is withheld and
-a one-line summary takes its place in the text. Bedrock's `bytes` are base64 on the JSON wire
-(the AWS SDKs want raw bytes: decode before handing the message to boto3).
+check here is the last-resort guard (`_guard`): an image is sent only in the native lane, on a
+route that does not refuse tool-result images, within the API's formats and limits; otherwise
+it is withheld and a one-line summary takes its place in the text. The router already ran the
+guard for the result's own API shape before writing the record, so rendering that shape
+withholds nothing more. Bedrock's `bytes` are base64 on the JSON wire (the AWS SDKs want raw
+bytes: decode before handing the message to boto3).
 """
 
 from __future__ import annotations
@@ -22,27 +25,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts._registry_schema import API_NAMES
 
 from .._routed import RoutedResult
 from ..images import ProcessedImage
+from ._guard import Withheld, guard_images, limits_for
 
 __all__ = ["API_NAMES", "Payload", "Withheld", "render_payload"]
 
-API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
-
 Message = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Withheld:
-    """An image the guard kept out of the payload, and why."""
-
-    index: int
-    """1-based position among the result's attached images."""
-    reason: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -66,14 +57,6 @@ class Payload:
         }
 
 
-@dataclass(frozen=True)
-class _Limits:
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images: int
-
-
 def render_payload(
     result: RoutedResult,
     api: str | None = None,
@@ -82,15 +65,22 @@ def render_payload(
     tool_name: str | None = None,
     registry: ProviderRegistry | None = None,
 ) -> Payload:
-    """The tool-result message(s) of `result` for `api` (default: the route's own API).
+    """The tool-result message(s) of `result` for `api` (default: the shape the result was
+    routed for, which is the route's own unless the caller asked for another).
 
     `registry` supplies another API's formats and limits when `api` is not the route's; the
     bundled registry is used when it is not given.
     """
-    api = api or result.route.api
+    api = api or result.api or result.route.api
     if api not in API_NAMES:
         raise ValueError(f"unknown api `{api}`: expected one of {', '.join(API_NAMES)}")
-    images, withheld = _guard(result, _limits(result, api, registry))
+    images, withheld = guard_images(
+        result.images,
+        lane=result.lane,
+        route=result.route,
+        is_error=result.is_error,
+        limits=limits_for(result.route, api, registry),
+    )
     text = _with_summaries(result.text, result.images, withheld) or "(the tool returned no text)"
     name = tool_name or result.tool_name or result.source
     messages = _RENDERERS[api](_Parts(text, images, result.is_error, tool_call_id, name))
@@ -104,63 +94,6 @@ class _Parts:
     is_error: bool
     call_id: str
     tool_name: str
-
-
-# -- the guard -----------------------------------------------------------------------------------
-
-
-def _limits(result: RoutedResult, api: str, registry: ProviderRegistry | None) -> _Limits:
-    route = result.route
-    if api == route.api:
-        return _Limits(
-            route.formats, route.max_image_base64, route.max_edge_px, route.max_images_per_request
-        )
-    found = (registry or ProviderRegistry.bundled()).apis[api]
-    return _Limits(
-        found.formats, found.max_image_base64, found.max_edge_px, found.max_images_per_request
-    )
-
-
-def _guard(
-    result: RoutedResult, limits: _Limits
-) -> tuple[tuple[ProcessedImage, ...], list[Withheld]]:
-    """The images that may be sent, and the others with the reason they are withheld."""
-    if not result.images:
-        return (), []
-    refusal = _refusal(result)
-    if refusal is not None:
-        return (), [Withheld(index, refusal) for index in range(1, len(result.images) + 1)]
-    sent: list[ProcessedImage] = []
-    withheld: list[Withheld] = []
-    for index, image in enumerate(result.images, start=1):
-        problem = _image_problem(image, limits, len(sent))
-        if problem is None:
-            sent.append(image)
-        else:
-            withheld.append(Withheld(index, problem))
-    return tuple(sent), withheld
-
-
-def _refusal(result: RoutedResult) -> str | None:
-    if not result.native:
-        return f"the lane is `{result.lane}`, so no pixels enter the conversation"
-    if not result.route.accepts_tool_images:
-        return f"the route refuses images in tool results ({result.route.reason})"
-    if result.is_error:
-        return "error results stay text"
-    return None
-
-
-def _image_problem(image: ProcessedImage, limits: _Limits, already_sent: int) -> str | None:
-    if image.media_type not in limits.formats:
-        return f"`{image.media_type}` is not among the api's formats"
-    if len(image.base64) > limits.max_image_base64:
-        return f"{len(image.base64)} base64 bytes exceed the api's {limits.max_image_base64}"
-    if max(image.width, image.height) > limits.max_edge_px:
-        return f"{image.width}x{image.height} exceeds the api's {limits.max_edge_px} px edge"
-    if already_sent >= limits.max_images:
-        return f"the api takes at most {limits.max_images} images"
-    return None
 
 
 def _with_summaries(
@@ -177,7 +110,7 @@ def _with_summaries(
     return "\n".join(lines)
 
 
-# -- the five shapes -----------------------------------------------------------------------------
+# -- the six shapes -----------------------------------------------------------------------------
 
 
 def _data_url(image: ProcessedImage) -> str:
@@ -258,10 +191,21 @@ def _bedrock(parts: _Parts) -> list[Message]:
     return [{"role": "user", "content": [{"toolResult": block}]}]
 
 
+def _ollama(parts: _Parts) -> list[Message]:
+    """Ollama's native `/api/chat`: a `tool` message whose `images` are base64 strings. The
+    API has no error flag, so an error result says so in its text."""
+    text = f"Error: {parts.text}" if parts.is_error else parts.text
+    message: Message = {"role": "tool", "tool_name": parts.tool_name, "content": text}
+    if parts.images:
+        message["images"] = [image.base64 for image in parts.images]
+    return [message]
+
+
 _RENDERERS: Final[Mapping[str, Callable[[_Parts], list[Message]]]] = {
     "anthropic": _anthropic,
     "openai-responses": _openai_responses,
     "openai-chat": _openai_chat,
     "gemini": _gemini,
     "bedrock": _bedrock,
+    "ollama": _ollama,
 }

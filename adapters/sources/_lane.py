@@ -4,20 +4,34 @@
 vision backend). The adapters ask it for the native settings and the image target, attach
 images through the image stage, describe through the vision backend, and build the record.
 Nothing here decides a lane: `decision.lane` is read, never recomputed.
+
+Attaching ends with the payload's last-resort guard (`payloads._guard`) for the API shape the
+result will be rendered in, so the record the adapters build says what the payload will
+carry: an image the guard withholds is refused here, never recorded as attached. A route the
+guard refuses outright costs no image work at all.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from visiongate.engine import Decision, ExecutionSettings, NativeSettings, SanitizeSettings
-from visiongate.engine.facts._registry import ProviderRoute
+from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
 from visiongate.engine.facts._resolver import ResolvedFacts
 
 from .._cache import ImageCache
-from ..images import BatchResult, ImageTarget, ProcessedImage, process_images_async
+from ..images import (
+    BatchResult,
+    ImageTarget,
+    ProcessedImage,
+    RefusedImage,
+    process_images_async,
+    sniff_media_type,
+)
+from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import (
     Description,
@@ -27,7 +41,7 @@ from ..vision import (
     describe_or_unavailable_async,
 )
 
-__all__ = ["LaneContext", "attached_summary", "image_label"]
+__all__ = ["LaneContext", "attached_summary", "description_block", "image_label"]
 
 VisionFactory = Callable[[], VisionBackend]
 """Builds (or returns) the auxiliary vision backend; may raise `VisionUnavailable`."""
@@ -45,6 +59,12 @@ class LaneContext:
     vision: VisionFactory
     seen_hashes: frozenset[str] = frozenset()
     """SHA-256 of images already in the conversation: not attached again (skipped, noted)."""
+    api: str | None = None
+    """The payload shape the result will be rendered in; None: the route's own."""
+    registry: ProviderRegistry | None = None
+    """For the limits of an API shape other than the route's."""
+    delivery: Literal["message", "string"] = "message"
+    """`string`: the caller takes text only, so no pixels can be delivered at all."""
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -74,16 +94,53 @@ class LaneContext:
         """A fresh sanitizer: its tally is this result's, for the record."""
         return Sanitizer(self.sanitize)
 
+    @property
+    def payload_api(self) -> str:
+        return self.api or self.route.api
+
+    @property
+    def limits(self) -> Limits:
+        """What the payload shape takes: formats, bytes, edge and count."""
+        return limits_for(self.route, self.payload_api, self.registry)
+
     def target(self) -> ImageTarget:
-        route = self.route
+        limits = self.limits
         return ImageTarget.create(
-            route.formats, self.native_settings, route.max_image_base64, route.max_edge_px
+            limits.formats, self.native_settings, limits.max_image_base64, limits.max_edge_px
         )
 
     async def attach(self, images: Sequence[bytes]) -> BatchResult:
-        """Fit `images` to the route through the image stage, off the event loop."""
-        return await process_images_async(
+        """Fit `images` to the payload shape through the image stage, off the event loop, then
+        apply the payload guard; a route the guard refuses outright is not processed."""
+        whole = refusal(self.lane, self.route, is_error=False)
+        if whole is not None:
+            return _all_refused(images, GUARD_PREFIX + whole)
+        batch = await process_images_async(
             list(images), self.target(), self.native_settings, seen_hashes=self.seen_hashes
+        )
+        return self._guarded(batch)
+
+    def _guarded(self, batch: BatchResult) -> BatchResult:
+        """`batch` with the images the payload guard withholds moved to `refused`."""
+        sent, withheld = guard_images(
+            batch.attached, lane=self.lane, route=self.route, is_error=False, limits=self.limits
+        )
+        if not withheld:
+            return batch
+        positions = batch.attached_indexes or tuple(range(len(batch.attached)))
+        dropped = {item.index - 1: item.reason for item in withheld}
+        refused = list(batch.refused) + [
+            (positions[i], RefusedImage(GUARD_PREFIX + reason, image.sha256, image.media_type))
+            for i, image in enumerate(batch.attached)
+            if (reason := dropped.get(i)) is not None
+        ]
+        kept = [i for i in range(len(batch.attached)) if i not in dropped]
+        return BatchResult(
+            attached=sent,
+            refused=tuple(sorted(refused, key=lambda item: item[0])),
+            skipped=batch.skipped,
+            not_tried=batch.not_tried,
+            attached_indexes=tuple(positions[i] for i in kept),
         )
 
     async def describe(
@@ -99,10 +156,22 @@ class LaneContext:
         )
 
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:
-        """The decision record with what this adapter did."""
-        return self.decision.record(
-            source=self.source, execution=dict(execution), sanitizer=dict(sanitizer)
-        )
+        """The decision record with what this adapter did, and for which payload shape."""
+        done = {**execution, "api": self.payload_api, "delivery": self.delivery}
+        return self.decision.record(source=self.source, execution=done, sanitizer=dict(sanitizer))
+
+
+def _all_refused(images: Sequence[bytes], reason: str) -> BatchResult:
+    """Every image refused for one reason, without decoding any of them."""
+    refused = tuple(
+        (index, RefusedImage(reason, _digest(data), sniff_media_type(data)))
+        for index, data in enumerate(images)
+    )
+    return BatchResult(attached=(), refused=refused, skipped=(), not_tried=())
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 class _Unavailable:
@@ -117,6 +186,17 @@ class _Unavailable:
         self, image: bytes, media_type: str, *, question: str | None = None
     ) -> Description:
         raise VisionUnavailable(self._reason)
+
+
+def description_block(name: str, path: str | None, text: str) -> list[str]:
+    """A description framed so the model cannot take it for the tool's own words; it goes
+    before the tool's text ("antepone la descripción", the seed says)."""
+    where = f" ({path})" if path else ""
+    return [
+        f"[description of {name}{where}, not the tool's own output:]",
+        text,
+        f"[end of the description of {name}]",
+    ]
 
 
 def image_label(image: ProcessedImage) -> str:

@@ -4,9 +4,12 @@ Choices an agent developer should know:
 
 - Images to attach are the bytes this call decoded and wrote to the cache; a `MEDIA:` path in
   the server's text is only text. Every image keeps a `MEDIA:<path>` line in the text half.
-- Native lane: up to `max_images` images are fitted to the route and attached; the others
-  stay as paths, with a note saying why. Text lane: `reference` leaves the paths, `describe`
-  asks the auxiliary backend about up to `max_images` of them.
+- Native lane: up to `max_images` images are fitted to the route and attached (the payload
+  guard has the last word, before the record is written); the others stay as paths, with a
+  note saying why. A caller that takes a string (`Router.mcp_text`) cannot receive pixels:
+  its images stay as paths and none is processed. Text lane: `reference` leaves the paths,
+  `describe` asks the auxiliary backend about up to `max_images` of them, and each
+  description comes before the tool's own text, marked with the image it describes.
 - Blocks whose `annotations.audience` leaves out the assistant are not for the model: their
   text is left out and their images are cached (so the user's surface can show them) but
   never attached nor described.
@@ -30,7 +33,7 @@ from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
-from ._lane import LaneContext, attached_summary, image_label
+from ._lane import LaneContext, attached_summary, description_block, image_label
 
 __all__ = ["route_mcp"]
 
@@ -60,8 +63,9 @@ async def route_mcp(
     clean = sanitize_call_tool_result(result, sanitizer)
     read = await asyncio.to_thread(read_result, clean, context.cache)
     outcome = await _carry_out(read, clean.is_error, context)
-    unverified = read.unverified_media_lines + _add_descriptions(outcome, sanitizer)
-    text = _compose(read, outcome, clean)
+    described, marked = _descriptions(outcome, sanitizer)
+    unverified = read.unverified_media_lines + marked
+    text = _compose(read, outcome, clean, described)
     paths = tuple(found.path for found in read.images if found.path is not None)
     execution = _execution(read, outcome, paths, clean.is_error, tool_name)
     execution["unverified_media_lines"] = unverified
@@ -78,25 +82,30 @@ async def route_mcp(
         media_paths=paths,
         tool_name=tool_name,
         record=context.record(execution, sanitizer.counts()),
+        api=context.payload_api,
     )
 
 
-def _add_descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> int:
-    """Append the descriptions as notes; returns how many `MEDIA:` lines had to be marked.
+def _descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], int]:
+    """The descriptions as lines that go before the tool's own text, each framed with the
+    image it describes; and how many `MEDIA:` lines in them had to be marked.
 
     A described screenshot may show `MEDIA:/some/file` as text: it is marked like the server's.
     """
+    lines: list[str] = []
     marked = 0
-    for note in outcome.descriptions:
+    for note, done in zip(outcome.descriptions, outcome.described, strict=True):
         described, count = mark_unverified_media(sanitizer.text(note.text, "description"))
-        outcome.notes.append(described)
+        lines += description_block(f"image {done['index']}", note.media_path, described)
         marked += count
-    return marked
+    return lines, marked
 
 
 async def _carry_out(read: ReadResult, is_error: bool, context: LaneContext) -> _Outcome:
     if is_error:
         return _error_result(read)
+    if context.lane == "native" and context.delivery == "string":
+        return _string_caller(read)
     if context.lane == "native":
         return await _native(read, context)
     if context.text_action == "describe":
@@ -156,6 +165,18 @@ def _apply_batch(
         )
 
 
+def _string_caller(read: ReadResult) -> _Outcome:
+    """The native lane for a caller that takes a string: no pixels can go, so none is fitted."""
+    outcome = _Outcome("reference")
+    for found in _usable(read, outcome):
+        outcome.refuse(
+            found,
+            "this caller takes text only, which cannot carry pixels; "
+            "call vision_analyze with its MEDIA: path to see it",
+        )
+    return outcome
+
+
 def _reference(read: ReadResult) -> _Outcome:
     outcome = _Outcome("reference")
     usable = _usable(read, outcome)
@@ -187,8 +208,10 @@ def _kept_out_note(count: int) -> str:
     )
 
 
-def _compose(read: ReadResult, outcome: _Outcome, clean: CallToolResult) -> str:
-    lines = list(read.lines)
+def _compose(
+    read: ReadResult, outcome: _Outcome, clean: CallToolResult, described: list[str]
+) -> str:
+    lines = [*described, *read.lines]
     if read.hidden_texts:
         lines.append(hidden_note(read.hidden_texts))
     lines += outcome.notes

@@ -2,8 +2,9 @@
 
 Native lane: the screenshot fitted to the route, with its scale note so the model can map
 coordinates back to the screen. Text lane (`describe`, the default for both sources): the
-auxiliary backend's description; if that backend fails the model reads a clear "vision
-unavailable" note and the pixels still stay out. Browser screenshots keep their path in the
+auxiliary backend's description, before the tool's own text and framed with the image it
+describes; if that backend fails the model reads a clear "vision unavailable" note and the
+pixels still stay out. Browser screenshots keep their path in the
 text (`MEDIA:<path>`, written to the cache when the tool gave none); computer-use
 screenshots name a path only when the tool gave one, since a computer-use loop takes one every
 step and would fill the cache.
@@ -19,7 +20,7 @@ from .._routed import RoutedResult, mark_unverified_media, media_line
 from ..images import BatchResult, ProcessedImage, sniff_media_type
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
-from ._lane import LaneContext, attached_summary, image_label
+from ._lane import LaneContext, attached_summary, description_block, image_label
 
 __all__ = ["SingleImage", "route_screenshot", "route_single"]
 
@@ -85,21 +86,24 @@ async def route_single(item: SingleImage, context: LaneContext) -> RoutedResult:
         media_paths=paths,
         tool_name=context.source,
         record=context.record(execution, sanitizer.counts()),
+        api=context.payload_api,
     )
 
 
 def _lines(item: SingleImage, outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], int]:
     """The text lines, and how many `MEDIA:` lines in the tool's or backend's text were marked."""
     own_text, unverified = mark_unverified_media(sanitizer.text(item.text, "text"))
-    lines = [own_text] if own_text else []
-    if item.path is not None:
-        lines.append(media_line(item.path))
-    lines += outcome.lines
+    lines: list[str] = []
     if outcome.description is not None:
         description = sanitizer.text(outcome.description.text, "description")
         described, count = mark_unverified_media(description)
-        lines.append(described)
+        lines += description_block(f"the {item.label}", item.path, described)
         unverified += count
+    if own_text:
+        lines.append(own_text)
+    if item.path is not None:
+        lines.append(media_line(item.path))
+    lines += outcome.lines
     return lines, unverified
 
 

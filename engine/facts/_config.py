@@ -10,10 +10,14 @@ The key names are those agents such as Hermes Agent use:
 | `providers.<id>.models.<model>.supports_vision`        | vision of one model (alias `vision`)  |
 | `providers.<id>.tool_result_images` (and `.api`)       | declares a provider's tool-result path|
 | `vision.embed_target_bytes`                            | the native lane's byte budget         |
+| `visiongate.routes_file`                               | where learned and probed routes live  |
 
 A config is untrusted, hand-edited input: a value that cannot be used is ignored with a
-warning (`file:line:col` when read from a file) and the safe default applies. Only a file
-that is not YAML, or not a mapping, is an error.
+warning (`file:line:col` when read from a file) and the safe default applies. An image input
+mode that is not one of the three is an error that fails closed: the mode is `text`, so a
+typo never opens the native lane. A key that is a near miss of one visiongate reads
+(`auxiliary.vison`) is reported with a suggestion (`_config_keys`). Only a file that is not
+YAML, or not a mapping, stops loading.
 """
 
 from __future__ import annotations
@@ -22,50 +26,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final
 
-from .._diagnostics import Diagnostic, Location, PolicyError, has_errors
+from .._diagnostics import Diagnostic, Location, PolicyError, Severity, has_errors
 from .._settings import EMBED_TARGET_DEFAULT, EMBED_TARGET_MAX, EMBED_TARGET_MIN, clamp_embed_target
 from .._validate import did_you_mean
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
-from ._registry import API_NAMES, ProviderOverride
+from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
+from ._config_providers import ProviderDeclaration, Sourced, read_declaration
 
-T = TypeVar("T")
+__all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
 
 MODES: Final = FACTS["mode"]
-_BOOLEAN_WORDS: Final[Mapping[str, bool]] = MappingProxyType(
-    {
-        **dict.fromkeys(("true", "yes", "on", "1"), True),
-        **dict.fromkeys(("false", "no", "off", "0"), False),
-    }
-)
+FAIL_CLOSED_MODE: Final = "text"
+"""The mode an invalid `agent.image_input_mode` resolves to: pixels never enter the history."""
 _UNSET_AUX_PROVIDERS: Final = frozenset({"", "auto"})
-
-
-@dataclass(frozen=True)
-class Sourced(Generic[T]):
-    """A value read from the config, with one line saying where it came from."""
-
-    value: T
-    provenance: str
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ProviderDeclaration:
-    """What the config says about one provider under `providers.<id>`."""
-
-    override: ProviderOverride | None
-    models: Mapping[str, Sourced[bool | None]]
-    """Model id -> declared vision (None with a warning when the value is unusable)."""
-    folded_models: Mapping[str, Sourced[bool | None]]
-    warnings: tuple[str, ...] = ()
-
-    def model_vision(self, model: str) -> Sourced[bool | None] | None:
-        """The declaration for a model: the exact key first, then case-insensitively."""
-        found = self.models.get(model)
-        return found if found is not None else self.folded_models.get(model.lower())
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,11 +58,17 @@ class AgentConfig:
     """`model.default` (or `model.name`, or `model` written as a string), stripped."""
     main_vision: Sourced[bool | None] | None
     """`model.supports_vision`, when present."""
+    main_provider: str | None
+    """`model.provider`, lower-cased, when the config names it."""
+    main_base_url: str | None
+    """`model.base_url`, when the config names it."""
     embed_target_bytes: Sourced[int | None]
     """None when not configured, so the policy's own value applies."""
     providers: Mapping[str, ProviderDeclaration]
     """Lower-cased provider id -> its declaration."""
     diagnostics: tuple[Diagnostic, ...] = ()
+    routes_file: str | None = None
+    """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
 
     @classmethod
     def empty(cls) -> AgentConfig:
@@ -116,8 +98,22 @@ class AgentConfig:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Every warning about the config, one line each."""
+        """Every warning about the config, one line each (errors start with `error: `)."""
         return tuple(_warning_text(d) for d in self.diagnostics)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """Mistakes that made the gate fail closed (an invalid image input mode)."""
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    def base_url_for(self, provider: str) -> str | None:
+        """The base URL the config gives for a provider (`providers.<id>.base_url`, else
+        `model.base_url` when `model.provider` names it); None when it gives none."""
+        name = provider.strip().lower()
+        declared = self.providers.get(name)
+        if declared is not None and declared.base_url:
+            return declared.base_url
+        return self.main_base_url if self.main_provider == name else None
 
     def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
         """`model.supports_vision`, if it applies to `model`: the config names no main model,
@@ -127,24 +123,6 @@ class AgentConfig:
         if self.main_model is None or self.main_model.lower() == model.strip().lower():
             return self.main_vision
         return None
-
-
-def coerce_bool(raw: Any) -> bool | None:
-    """A bool, 0/1, or a word true/yes/on/1 / false/no/off/0; None for anything else.
-
-    Strict on purpose: `bool("false")` is True, so a loose reading of a quoted `"false"`
-    would open the native lane for a model that cannot see.
-    """
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, int):
-        return bool(raw) if raw in (0, 1) else None
-    return _BOOLEAN_WORDS.get(raw.strip().lower()) if isinstance(raw, str) else None
-
-
-def _clean(raw: Any) -> str:
-    """A config scalar as stripped text; None, false and empty values are blank."""
-    return str(raw or "").strip()
 
 
 def _not_mapping(location: Location) -> Diagnostic:
@@ -159,6 +137,7 @@ def _not_mapping(location: Location) -> Diagnostic:
 
 def _warning_text(diagnostic: Diagnostic) -> str:
     text = f"{diagnostic.location}: {diagnostic.message}"
+    text = f"error: {text}" if diagnostic.severity == "error" else text
     return f"{text}; {diagnostic.help}" if diagnostic.help else text
 
 
@@ -173,6 +152,8 @@ class _Reader:
 
     def config(self) -> AgentConfig:
         main_model, main_vision = self.main_model()
+        main = self.data.get("model")
+        main_section = main if isinstance(main, Mapping) else {}
         return AgentConfig(
             raw=MappingProxyType(dict(self.data)),
             label=self.label,
@@ -180,18 +161,53 @@ class _Reader:
             aux=self.aux(),
             main_model=main_model,
             main_vision=main_vision,
+            main_provider=clean(main_section.get("provider")).lower() or None,
+            main_base_url=clean(main_section.get("base_url")) or None,
+            routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(self.providers()),
-            diagnostics=tuple(self.diagnostics),
+            diagnostics=tuple(self.diagnostics + self.unknown()),
         )
+
+    def unknown(self) -> list[Diagnostic]:
+        """Near misses of keys visiongate reads, outside provider entries."""
+        found: list[Diagnostic] = []
+
+        def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
+            found.append(self.diagnostic("warning", code, message, path, help_text, at_key=True))
+
+        unknown_keys(self.data, report)
+        return found
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def location(self, path: DocumentPath) -> Location:
-        return self.loaded.location(path) if self.loaded is not None else Location(self.label)
+    def location(self, path: DocumentPath, at_key: bool = False) -> Location:
+        if self.loaded is None:
+            return Location(self.label)
+        return self.loaded.location(path, key=at_key)
 
-    def warn(self, code: str, message: str, path: DocumentPath, help_text: str = "") -> str:
-        diagnostic = Diagnostic(code, "warning", message, self.location(path), path, help_text)
+    def diagnostic(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        path: DocumentPath,
+        help_text: str = "",
+        at_key: bool = False,
+    ) -> Diagnostic:
+        location = self.location(path, at_key)
+        return Diagnostic(code, severity, message, location, path, help_text)
+
+    def warn(
+        self,
+        code: str,
+        message: str,
+        path: DocumentPath,
+        help_text: str = "",
+        severity: Severity = "warning",
+        at_key: bool = False,
+    ) -> str:
+        diagnostic = self.diagnostic(severity, code, message, path, help_text, at_key)
         self.diagnostics.append(diagnostic)
         return _warning_text(diagnostic)
 
@@ -249,20 +265,28 @@ class _Reader:
         hint = did_you_mean(shown.strip().lower(), list(MODES))
         if self.loaded is not None and path in self.loaded.boolean_words:
             hint = f"YAML reads `{shown}` as a boolean; {hint}"
-        warning = self.warn(
-            "invalid-mode", f"`{shown}` is not an image input mode, using `auto`", path, hint
+        error = self.warn(
+            "invalid-mode",
+            f"`{shown}` is not an image input mode, failing closed to `{FAIL_CLOSED_MODE}`",
+            path,
+            hint,
+            severity="error",
         )
-        return Sourced("auto", f"default (agent.image_input_mode `{shown}` is invalid)", (warning,))
+        provenance = (
+            f"{self.label}: agent.image_input_mode: invalid value `{shown}` ({hint}): "
+            "failing closed"
+        )
+        return Sourced(FAIL_CLOSED_MODE, provenance, (error,))
 
     def aux(self) -> Sourced[str]:
         vision = self.section(("auxiliary", "vision"))
-        provider = _clean(vision.get("provider")).lower()
+        provider = clean(vision.get("provider")).lower()
         where = f"{self.label}: auxiliary.vision"
         if provider not in _UNSET_AUX_PROVIDERS:
             return Sourced("set", f"{where}.provider: {provider}")
-        if _clean(vision.get("model")):
-            return Sourced("set", f"{where}.model: {_clean(vision.get('model'))}")
-        if _clean(vision.get("base_url")):
+        if clean(vision.get("model")):
+            return Sourced("set", f"{where}.model: {clean(vision.get('model'))}")
+        if clean(vision.get("base_url")):
             # The URL itself is not repeated: it may carry credentials.
             return Sourced("set", f"{where}.base_url is set")
         if not vision:
@@ -274,7 +298,7 @@ class _Reader:
         if isinstance(raw, str):
             return (raw.strip() or None), None
         section = self.section(("model",))
-        name = _clean(section.get("default")) or _clean(section.get("name")) or None
+        name = clean(section.get("default")) or clean(section.get("name")) or None
         if section.get("supports_vision") is None:
             return name, None
         return name, self.boolean(section["supports_vision"], ("model", "supports_vision"))
@@ -284,7 +308,7 @@ class _Reader:
         raw = self.section(path[:1]).get(path[1])
         if raw is None:
             return Sourced(None, "default (vision.embed_target_bytes not set: the policy's value)")
-        value = _byte_count(raw)
+        value = byte_count(raw)
         where = f"{self.label}: vision.embed_target_bytes"
         if value is None:
             shown = self.shown(raw, path)
@@ -313,70 +337,6 @@ class _Reader:
         for key in self.section(("providers",)):
             spec = self.section(("providers", key))
             if spec:
-                declarations.setdefault(str(key).strip().lower(), self.declaration(key, spec))
+                declaration = read_declaration(self, key, spec)
+                declarations.setdefault(str(key).strip().lower(), declaration)
         return declarations
-
-    def declaration(self, key: Any, spec: Mapping[Any, Any]) -> ProviderDeclaration:
-        models: dict[str, Sourced[bool | None]] = {}
-        raw_models = spec.get("models")
-        # `models` may also be a plain list of ids (a model picker's list): nothing to read.
-        for model, model_spec in raw_models.items() if isinstance(raw_models, Mapping) else ():
-            if isinstance(model_spec, Mapping):
-                word = "supports_vision" if "supports_vision" in model_spec else "vision"
-                if model_spec.get(word) is not None:
-                    path = ("providers", key, "models", model, word)
-                    models[str(model).strip()] = self.boolean(model_spec[word], path)
-        override, warnings = self.override(key, spec)
-        folded = {model.lower(): value for model, value in reversed(models.items())}
-        return ProviderDeclaration(
-            override, MappingProxyType(models), MappingProxyType(folded), warnings
-        )
-
-    def override(
-        self, key: Any, spec: Mapping[Any, Any]
-    ) -> tuple[ProviderOverride | None, tuple[str, ...]]:
-        base: DocumentPath = ("providers", key)
-        images = None
-        warnings: list[str] = []
-        if spec.get("tool_result_images") is not None:
-            read = self.boolean(spec["tool_result_images"], (*base, "tool_result_images"))
-            images, warnings = read.value, list(read.warnings)
-        api = _clean(spec.get("api")).lower() or None
-        if api is not None and api not in API_NAMES:
-            warnings.append(
-                self.warn(
-                    "invalid-api",
-                    f"unknown api `{api}`, ignored",
-                    (*base, "api"),
-                    did_you_mean(api, list(API_NAMES)),
-                )
-            )
-            api = None
-        if api is not None and images is None:
-            warnings.append(
-                self.warn(
-                    "api-without-declaration",
-                    f"`providers.{key}.api` has no effect without `tool_result_images`",
-                    (*base, "api"),
-                    "add `tool_result_images: true` (or false) next to it",
-                )
-            )
-        if images is None:
-            return None, tuple(warnings)
-        return ProviderOverride(images, api, f"{self.label}: providers.{key}"), tuple(warnings)
-
-
-def _byte_count(raw: Any) -> int | None:
-    """A whole number of bytes from an int, an integral float or a numeric string."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float):
-        return int(raw) if raw.is_integer() else None
-    if isinstance(raw, str):
-        try:
-            return int(raw.strip())
-        except ValueError:
-            return None
-    return None

@@ -1,42 +1,63 @@
 """The provider registry: does an image inside a tool result reach this provider and model?
 
-The registry is data (`policies/providers.yaml`), validated like a policy: YAML with
-locations, a cerberus schema, then semantic checks, every problem a located diagnostic. A
-route is resolved in this order, first answer wins (the file's header says the same):
+The registry is data (`policies/providers.yaml`), validated like a policy (`_registry_load`).
+Every verdict carries its evidence: `documented`, `field` or `assumed` in the file, and
+`declared` when the agent config says so. A verdict `accepts` is the `path` fact `accepts`
+only on trusted evidence (`TRUSTED_EVIDENCE`), else `unverified`; `refuses` is always
+`refuses`. A route is resolved in this order, first answer wins (the file's header says the
+same; a learned or probed verdict comes before all of this, in the fact resolver):
 
 1. a matching veto refuses a route that would otherwise accept, even one the agent config
    declares (the route's reason then names the veto);
 2. the agent config's declaration for the provider (`ProviderOverride`), when given;
 3. the provider's model rules, in order; 4. the provider's own answer;
-5. an unknown provider refuses: errors and gaps never open the native lane.
+5. an unknown provider refuses, unless the config declares its model `supports_vision: true`
+   (then `unverified`, as the production agent opens such routes): errors and gaps never
+   open the native lane.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
-from .._validate import validate
-from .._yaml import LoadedYaml, load_yaml, read_source_file
-from ._registry_schema import (
-    API_NAMES,
-    MEDIA_TYPES,
-    REGISTRY_SCHEMA,
-    place_registry_diagnostic,
-    refine_registry_diagnostic,
-)
+from .._yaml import read_source_file
+from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
+from ._registry_types import Entry, Evidence, Limits, ModelAlias, Veto
 
-__all__ = ["API_NAMES", "MEDIA_TYPES", "ProviderOverride", "ProviderRegistry", "ProviderRoute"]
+__all__ = [
+    "API_NAMES",
+    "MEDIA_TYPES",
+    "TRUSTED_EVIDENCE",
+    "ModelRef",
+    "ProviderOverride",
+    "ProviderRegistry",
+    "ProviderRoute",
+]
 
 BUNDLED_FILE: Final = "providers.yaml"
+
+TRUSTED_EVIDENCE: Final = ("documented", "declared", "probed")
+"""Evidence on which `accepts` is the `path` fact `accepts`: a provider document, the
+operator's declaration, or a probe that read an image back through the route."""
+
+
+def path_of(accepts: bool, evidence: str) -> str:
+    """The `path` fact for a verdict and its evidence."""
+    if not accepts:
+        return "refuses"
+    return "accepts" if evidence in TRUSTED_EVIDENCE else "unverified"
+
+
+def weaker(first: str, second: str) -> str:
+    """The weaker of two registry evidences (`documented` > `field` > `assumed`)."""
+    rank = {name: index for index, name in enumerate(EVIDENCE)}
+    return max(first, second, key=lambda evidence: rank.get(evidence, len(EVIDENCE)))
 
 
 @dataclass(frozen=True)
@@ -54,16 +75,6 @@ class ProviderOverride:
 
 
 @dataclass(frozen=True)
-class Limits:
-    """What one payload carries at most, and in which formats."""
-
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images_per_request: int
-
-
-@dataclass(frozen=True)
 class ProviderRoute:
     """How images reach a provider and model: the `path` fact plus the payload facts."""
 
@@ -72,6 +83,7 @@ class ProviderRoute:
     model: str
     api: str
     accepts_tool_images: bool
+    """The verdict: images may be sent (see `path` for how much that is trusted)."""
     reason: str
     formats: tuple[str, ...]
     """Media types, in preference order (the first is the re-encode target)."""
@@ -81,35 +93,40 @@ class ProviderRoute:
     known: bool
     """The registry lists the provider or the agent config declares it."""
     source: str = BUNDLED_FILE
-    """Who decided: the registry file, or the agent config declaration."""
+    """Who decided: the registry file, the agent config declaration, or the routes overlay."""
     catalog: str = ""
     """The model catalog section to look the model up in (models.dev provider id)."""
+    evidence: str = "documented"
+    """`documented`, `field`, `assumed` (registry), `declared` (agent config), `learned` or
+    `probed` (routes overlay)."""
+    cites: str = ""
+    """Where the evidence can be read, when the registry names it."""
+    where: str = ""
+    """`file:line` of the registry entry that decided, when one did."""
 
     @property
     def path(self) -> str:
-        """The `path` fact."""
-        return "accepts" if self.accepts_tool_images else "refuses"
+        """The `path` fact: `accepts`, `refuses` or `unverified`."""
+        return path_of(self.accepts_tool_images, self.evidence)
 
 
 @dataclass(frozen=True)
-class _Patterns:
-    """Shell-style globs, matched case-insensitively on an id and on its last `/` segment."""
+class ModelRef:
+    """A provider and model located in the registry: what rules and the catalog look at."""
 
-    text: tuple[str, ...]
-    regex: re.Pattern[str]
-    anything: bool
-    """One of the patterns is `*`."""
-
-    @classmethod
-    def of(cls, patterns: list[str]) -> _Patterns:
-        joined = "|".join(fnmatch.translate(pattern.lower()) for pattern in patterns)
-        return cls(tuple(patterns), re.compile(joined), "*" in patterns)
-
-    def matches(self, name: str) -> bool:
-        if self.anything:
-            return True
-        folded = name.lower()
-        return bool(self.regex.match(folded) or self.regex.match(folded.rpartition("/")[2]))
+    provider: str
+    """The registry id (aliases and base URL routes resolved), else the provider as given."""
+    model: str
+    """The model as given, stripped."""
+    matched: str
+    """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
+    lookups: tuple[tuple[str, str], ...]
+    """Catalog ids to try, in order, each with how it was derived."""
+    catalog: str
+    """The catalog section to look in."""
+    notes: tuple[str, ...] = ()
+    """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
+    alias: ModelAlias | None = None
 
 
 @dataclass(frozen=True)
@@ -120,33 +137,7 @@ class _Answer:
     accepts: bool
     reason: str
     source: str
-
-
-@dataclass(frozen=True)
-class _ModelRule:
-    match: _Patterns
-    tool_result_images: bool
-    api: str | None
-    note: str
-
-
-@dataclass(frozen=True)
-class _Entry:
-    id: str
-    api: str
-    tool_result_images: bool
-    catalog: str
-    note: str
-    rules: tuple[_ModelRule, ...]
-    limits: Mapping[str, Any]
-    """Limits this provider sets itself, over those of its api."""
-
-
-@dataclass(frozen=True)
-class _Veto:
-    provider: _Patterns
-    model: _Patterns
-    note: str
+    evidence: Evidence
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,10 +149,10 @@ class ProviderRegistry:
     """The file name provenance lines cite, e.g. `providers.yaml`."""
     default_api: str
     apis: Mapping[str, Limits]
-    entries: Mapping[str, _Entry]
+    entries: Mapping[str, Entry]
     names: Mapping[str, str]
     """Every id and alias -> the registry id."""
-    vetoes: tuple[_Veto, ...] = ()
+    vetoes: tuple[Veto, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
 
     @classmethod
@@ -176,6 +167,8 @@ class ProviderRegistry:
     @classmethod
     def from_text(cls, text: str, file: str = "<registry>") -> ProviderRegistry:
         """Load and validate a registry; raise `PolicyError` carrying every diagnostic."""
+        from ._registry_load import analyze_registry_text
+
         registry, diagnostics = analyze_registry_text(text, file)
         if registry is None or has_errors(diagnostics):
             raise PolicyError(diagnostics)
@@ -186,67 +179,126 @@ class ProviderRegistry:
         name = provider.strip().lower()
         return self.names.get(name, name)
 
-    def route(
-        self, provider: str, model: str, overrides: ProviderOverride | None = None
-    ) -> ProviderRoute:
-        """The route for a provider and model; `overrides` is the agent config's declaration."""
-        name = self.canonical(provider)
-        model = model.strip()
+    def locate(self, provider: str, model: str, base_url: str | None = None) -> ModelRef:
+        """Where a provider and model sit in the registry (see `ModelRef`)."""
+        name = self._endpoint(self.canonical(provider), base_url)
         entry = self.entries.get(name)
+        model = model.strip()
+        stripped, notes = _strip_variants(model, entry.strip_variants if entry else ())
+        alias = entry.alias_for(stripped) if entry is not None else None
+        lookups = [(stripped, notes[0] if notes else "exact id")]
+        if alias is not None:
+            notes += (f"`{alias.alias}` points at `{alias.model}` ({alias.evidence.kind})",)
+            lookups.append((alias.model, f"alias of `{alias.model}`"))
+        catalog = entry.catalog if entry is not None else name
+        matched = alias.model if alias is not None else stripped
+        return ModelRef(name, model, matched, tuple(lookups), catalog, notes, alias)
+
+    def route(
+        self,
+        provider: str,
+        model: str,
+        overrides: ProviderOverride | None = None,
+        *,
+        vision: str = "unknown",
+        declared_vision: str | None = None,
+        base_url: str | None = None,
+    ) -> ProviderRoute:
+        """The route for a provider and model; `overrides` is the agent config's declaration,
+        `vision` the model's `catalog` fact, `declared_vision` the provenance of a config's
+        `supports_vision: true` for this model (None when not declared)."""
+        ref = self.locate(provider, model, base_url)
+        return self.route_ref(ref, overrides, vision=vision, declared_vision=declared_vision)
+
+    def route_ref(
+        self,
+        ref: ModelRef,
+        overrides: ProviderOverride | None = None,
+        *,
+        vision: str = "unknown",
+        declared_vision: str | None = None,
+    ) -> ProviderRoute:
+        """The route for a located model (see `route`)."""
+        entry = self.entries.get(ref.provider)
         declared = overrides if overrides and overrides.tool_result_images is not None else None
         if declared is not None:
-            answer = self._declared(name, model, entry, declared)
+            answer = self._declared(ref, entry, declared, vision)
         elif entry is not None:
-            answer = self._listed(name, model, entry)
+            answer = self._listed(ref, entry, vision)
         else:
-            answer = self._unknown(name)
-        veto = self._veto(name, model) if answer.accepts else None
+            answer = self._unknown(ref.provider, ref.model, declared_vision)
+        veto = self._veto(ref) if answer.accepts else None
         if veto is not None:
-            answer = _Answer(answer.api, False, f"`{model}` is vetoed: {veto.note}", self.label)
-        return self._build(name, model, entry, answer, entry is not None or declared is not None)
+            reason = f"`{ref.model}` is vetoed: {veto.note}"
+            answer = _Answer(answer.api, False, reason, self.label, veto.evidence)
+        return self._build(ref, entry, answer, entry is not None or declared is not None)
 
-    def _veto(self, name: str, model: str) -> _Veto | None:
+    def veto_for(self, provider: str, model: str) -> Veto | None:
+        """The veto that applies to a provider and model, if any."""
+        return self._veto(self.locate(provider, model))
+
+    def _endpoint(self, name: str, base_url: str | None) -> str:
+        entry = self.entries.get(name)
+        if entry is None or not base_url:
+            return name
+        cleaned = base_url.strip().rstrip("/").lower()
+        for suffix, target in entry.base_url_routes:
+            if cleaned.endswith(suffix.rstrip("/").lower()):
+                return target
+        return name
+
+    def _veto(self, ref: ModelRef) -> Veto | None:
         for veto in self.vetoes:
-            if veto.provider.matches(name) and veto.model.matches(model):
+            if veto.provider.matches(ref.provider) and (
+                veto.model.matches(ref.matched) or veto.model.matches(ref.model)
+            ):
                 return veto
         return None
 
-    def _listed(self, name: str, model: str, entry: _Entry) -> _Answer:
-        for rule in entry.rules:
-            if rule.match.matches(model):
-                verb = "accepts" if rule.tool_result_images else "refuses"
-                reason = f"{name} {verb} `{model}`: {rule.note}"
-                return _Answer(rule.api or entry.api, rule.tool_result_images, reason, self.label)
-        verb = "accepts" if entry.tool_result_images else "refuses"
-        reason = f"{name} {verb}: {entry.note}"
-        return _Answer(entry.api, entry.tool_result_images, reason, self.label)
+    def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
+        answer = _entry_answer(entry, ref.matched, vision, self.label)
+        alias = ref.alias
+        if alias is None or not answer.accepts:
+            return answer
+        kind = weaker(answer.evidence.kind, alias.evidence.kind)
+        evidence = answer.evidence if kind == answer.evidence.kind else alias.evidence
+        reason = f"`{alias.alias}` points at `{alias.model}` ({alias.note}); {answer.reason}"
+        return _Answer(answer.api, True, reason, self.label, evidence)
 
     def _declared(
-        self, name: str, model: str, entry: _Entry | None, declared: ProviderOverride
+        self, ref: ModelRef, entry: Entry | None, declared: ProviderOverride, vision: str
     ) -> _Answer:
         accepts = bool(declared.tool_result_images)
-        listed = self._listed(name, model, entry) if entry is not None else None
+        listed = self._listed(ref, entry, vision) if entry is not None else None
         api = declared.api or (listed.api if listed is not None else self.default_api)
         reason = f"tool_result_images: {str(accepts).lower()} (api {api})"
         if listed is not None and listed.accepts != accepts:
             reason += f", over {self.label}: {listed.reason}"
-        return _Answer(api, accepts, reason, declared.origin)
+        return _Answer(api, accepts, reason, declared.origin, Evidence("declared", "", ""))
 
-    def _unknown(self, name: str) -> _Answer:
+    def _unknown(self, name: str, model: str, declared_vision: str | None) -> _Answer:
+        if declared_vision is not None:
+            reason = (
+                f"`{name}` is not in {self.label}, but {declared_vision} declares that "
+                f"`{model}` reads images; like the production agent, a custom or local "
+                "endpoint serving such a model is opened, unverified"
+            )
+            evidence = Evidence("field", "production agent rule (research §1.6b)", "")
+            return _Answer(self.default_api, True, reason, "agent config", evidence)
         reason = (
             f"`{name}` is not in {self.label} nor declared in the agent config, so it "
             f"refuses (declare `providers.{name}.tool_result_images` to change that)"
         )
-        return _Answer(self.default_api, False, reason, self.label)
+        return _Answer(self.default_api, False, reason, self.label, Evidence("assumed", "", ""))
 
     def _build(
-        self, name: str, model: str, entry: _Entry | None, answer: _Answer, known: bool
+        self, ref: ModelRef, entry: Entry | None, answer: _Answer, known: bool
     ) -> ProviderRoute:
         base = self.apis[answer.api]
         own = entry.limits if entry is not None else {}
         return ProviderRoute(
-            provider=name,
-            model=model,
+            provider=ref.provider,
+            model=ref.model,
             api=answer.api,
             accepts_tool_images=answer.accepts,
             reason=answer.reason,
@@ -256,137 +308,32 @@ class ProviderRegistry:
             max_images_per_request=own.get("max_images_per_request", base.max_images_per_request),
             known=known,
             source=answer.source,
-            catalog=entry.catalog if entry is not None else name,
+            catalog=ref.catalog,
+            evidence=answer.evidence.kind,
+            cites=answer.evidence.cites,
+            where=answer.evidence.where,
         )
 
 
-# -- loading: named stages that collect diagnostics, as for policies ----------------------------
+def _entry_answer(entry: Entry, model: str, vision: str, label: str) -> _Answer:
+    """The provider's own verdict for a model: the first matching rule, else the entry's."""
+    for rule in entry.rules:
+        if rule.match.matches(model) and (rule.when_catalog is None or vision in rule.when_catalog):
+            verb = "accepts" if rule.tool_result_images else "refuses"
+            reason = f"{entry.id} {verb} `{model}` ({rule.evidence.kind}): {rule.note}"
+            api = rule.api or entry.api
+            return _Answer(api, rule.tool_result_images, reason, label, rule.evidence)
+    verb = "accepts" if entry.tool_result_images else "refuses"
+    reason = f"{entry.id} {verb} ({entry.evidence.kind}): {entry.note}"
+    return _Answer(entry.api, entry.tool_result_images, reason, label, entry.evidence)
 
 
-@dataclass
-class _Context:
-    text: str
-    file: str
-    loaded: LoadedYaml | None = None
-    document: dict[str, Any] | None = None
-    registry: ProviderRegistry | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def _stage_yaml(context: _Context) -> None:
-    context.loaded = load_yaml(context.text, context.file)
-    context.diagnostics.extend(context.loaded.diagnostics)
-
-
-def _stage_schema(context: _Context) -> None:
-    assert context.loaded is not None
-    loaded = context.loaded
-    document, found = validate(loaded, REGISTRY_SCHEMA, refine_registry_diagnostic)
-    context.document = document
-    context.diagnostics.extend(place_registry_diagnostic(d, loaded) for d in found)
-
-
-def _stage_names(context: _Context) -> None:
-    assert context.loaded is not None and context.document is not None
-    context.diagnostics.extend(_name_clashes(context.document, context.loaded))
-
-
-def _stage_build(context: _Context) -> None:
-    assert context.document is not None
-    context.registry = _build_registry(context.document, context.file)
-
-
-STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
-    ("load_yaml", _stage_yaml),
-    ("schema", _stage_schema),
-    ("names", _stage_names),
-    ("build", _stage_build),
-)
-
-
-def analyze_registry_text(
-    text: str, file: str = "<registry>"
-) -> tuple[ProviderRegistry | None, list[Diagnostic]]:
-    """Run every stage that can run; never raises for bad input (the linter's entry point)."""
-    context = _Context(text, file)
-    for _name, stage in STAGES:
-        stage(context)
-        if has_errors(context.diagnostics):
-            break
-    return context.registry, context.diagnostics
-
-
-def _name_clashes(document: Mapping[str, Any], loaded: LoadedYaml) -> list[Diagnostic]:
-    """Every provider id and alias must name exactly one provider."""
-    owners: dict[str, str] = {name: name for name in document["providers"]}
-    found: list[Diagnostic] = []
-    for name, entry in document["providers"].items():
-        for index, alias in enumerate(entry.get("aliases", [])):
-            owner = owners.setdefault(alias, name)
-            if owner != name or alias == name:
-                path = ("providers", name, "aliases", index)
-                found.append(
-                    Diagnostic(
-                        "duplicate-provider-name",
-                        "error",
-                        f"alias `{alias}` of `{name}` already names provider `{owner}`",
-                        loaded.location(path),
-                        path,
-                        help="every provider id and alias must name one provider",
-                    )
-                )
-    return found
-
-
-def _build_registry(document: Mapping[str, Any], file: str) -> ProviderRegistry:
-    apis = {
-        name: Limits(
-            tuple(spec["formats"]),
-            spec["max_image_base64"],
-            spec["max_edge_px"],
-            spec["max_images_per_request"],
-        )
-        for name, spec in document["apis"].items()
-    }
-    entries = {name: _build_entry(name, spec) for name, spec in document["providers"].items()}
-    names = {name: name for name in entries}
-    for name, spec in document["providers"].items():
-        names.update(dict.fromkeys(spec.get("aliases", []), name))
-    vetoes = tuple(
-        _Veto(_Patterns.of(spec["provider"]), _Patterns.of(spec["model"]), spec["note"].strip())
-        for spec in document["vetoes"]
-    )
-    return ProviderRegistry(
-        file=file,
-        label=Path(file).name,
-        default_api=document["defaults"].get("api", "openai-chat"),
-        apis=MappingProxyType(apis),
-        entries=MappingProxyType(entries),
-        names=MappingProxyType(names),
-        vetoes=vetoes,
-    )
-
-
-def _build_entry(name: str, spec: Mapping[str, Any]) -> _Entry:
-    rules = tuple(
-        _ModelRule(
-            _Patterns.of(rule["match"]),
-            rule["tool_result_images"],
-            rule.get("api"),
-            rule["note"].strip(),
-        )
-        for rule in spec.get("models", [])
-    )
-    limit_keys = ("formats", "max_image_base64", "max_edge_px", "max_images_per_request")
-    return _Entry(
-        id=name,
-        api=spec["api"],
-        tool_result_images=spec["tool_result_images"],
-        catalog=spec.get("catalog", name),
-        note=spec["note"].strip(),
-        rules=rules,
-        limits=MappingProxyType({key: spec[key] for key in limit_keys if key in spec}),
-    )
+def _strip_variants(model: str, variants: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """`model` without a routing-variant suffix (`:nitro`), and a note saying so."""
+    base, colon, suffix = model.rpartition(":")
+    if colon and base and suffix.lower() in variants:
+        return base, (f"routing variant `:{suffix}` stripped",)
+    return model, ()
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,10 +7,18 @@ from typing import Any, Final
 
 from .._diagnostics import Diagnostic
 from .._validate import as_list, recode
+from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
 
-API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock")
+API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
 """The payload shapes an adapter knows how to build."""
+
+EVIDENCE: Final = ("documented", "field", "assumed")
+"""What a registry verdict rests on, strongest first: a provider document, a production
+agent's allow-list or user reports, or nothing but the API's general shape."""
+
+CITED_EVIDENCE: Final = ("documented", "field")
+"""Evidence that must name its source in `cites`."""
 
 MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image formats an adapter can produce."""
@@ -24,6 +32,8 @@ _PATTERNS: dict[str, Any] = {
     "schema": {"type": "string", "empty": False},
 }
 _NOTE: dict[str, Any] = {"type": "string", "required": True, "empty": False}
+_EVIDENCE: dict[str, Any] = {"type": "string", "required": True, "allowed": list(EVIDENCE)}
+_CITES: dict[str, Any] = {"type": "string", "empty": False}
 
 
 def limits_schema() -> dict[str, Any]:
@@ -47,15 +57,48 @@ API_SCHEMA: dict[str, Any] = {**_required_limits(), "note": _NOTE}
 
 RULE_SCHEMA: dict[str, Any] = {
     "match": {**_PATTERNS, "required": True},
+    "when_catalog": {
+        "type": "list",
+        "coerce": as_list,
+        "empty": False,
+        "schema": {"type": "string", "allowed": list(FACTS["catalog"])},
+    },
     "tool_result_images": {"type": "boolean", "required": True},
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
     "api": {"type": "string", "allowed": list(API_NAMES)},
     "note": _NOTE,
+}
+
+MODEL_ALIAS_SCHEMA: dict[str, Any] = {
+    "alias": {"type": "string", "required": True, "empty": False},
+    "model": {"type": "string", "required": True, "empty": False},
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
+    "note": _NOTE,
+}
+
+BASE_URL_ROUTE_SCHEMA: dict[str, Any] = {
+    "suffix": {"type": "string", "required": True, "empty": False},
+    "provider": {"type": "string", "required": True, "regex": PROVIDER_ID_PATTERN},
 }
 
 PROVIDER_SCHEMA: dict[str, Any] = {
     "api": {"type": "string", "required": True, "allowed": list(API_NAMES)},
     "tool_result_images": {"type": "boolean", "required": True},
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
     "catalog": {"type": "string", "empty": False},
+    "strip_variants": {
+        "type": "list",
+        "coerce": as_list,
+        "schema": {"type": "string", "regex": r"^[a-z0-9][a-z0-9_-]*$"},
+    },
+    "model_aliases": {"type": "list", "schema": {"type": "dict", "schema": MODEL_ALIAS_SCHEMA}},
+    "base_url_routes": {
+        "type": "list",
+        "schema": {"type": "dict", "schema": BASE_URL_ROUTE_SCHEMA},
+    },
     "aliases": {
         "type": "list",
         "coerce": as_list,
@@ -69,6 +112,8 @@ PROVIDER_SCHEMA: dict[str, Any] = {
 VETO_SCHEMA: dict[str, Any] = {
     "provider": {**_PATTERNS, "default": ["*"]},
     "model": {**_PATTERNS, "default": ["*"]},
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
     "note": _NOTE,
 }
 
@@ -110,12 +155,22 @@ def refine_registry_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     if diagnostic.code == "bad-type" and diagnostic.message.startswith("expected boolean,"):
         found = diagnostic.message.removeprefix("expected boolean,")
         return replace(diagnostic, message=f"expected true or false,{found}")
+    if diagnostic.code == "unknown-value" and path[-1:] == ("evidence",):
+        bad = diagnostic.message.split("`")[1]
+        return recode(diagnostic, "unknown-evidence", f"unknown evidence `{bad}`", EVIDENCE, bad)
     if diagnostic.code == "unknown-key" and path[:1] == ("providers",) and len(path) in (3, 5):
         # Cerberus keeps a provider's schema under `valuesrules`, which the generic
         # suggestion code does not walk; suggest from the right schema here.
-        keys = PROVIDER_SCHEMA if len(path) == 3 else RULE_SCHEMA
+        keys = PROVIDER_SCHEMA if len(path) == 3 else _SECTION_SCHEMAS.get(str(path[2]), {})
         return recode(diagnostic, "unknown-key", diagnostic.message, tuple(keys), path[-1])
     return diagnostic
+
+
+_SECTION_SCHEMAS: dict[str, dict[str, Any]] = {
+    "models": RULE_SCHEMA,
+    "model_aliases": MODEL_ALIAS_SCHEMA,
+    "base_url_routes": BASE_URL_ROUTE_SCHEMA,
+}
 
 
 def place_registry_diagnostic(diagnostic: Diagnostic, loaded: LoadedYaml) -> Diagnostic:

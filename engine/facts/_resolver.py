@@ -5,25 +5,29 @@
 | `mode`    | `agent.image_input_mode`, else `auto`                                            |
 | `aux`     | `auxiliary.vision` names a backend (provider not blank/`auto`, or model/base_url)|
 | `catalog` | `model.supports_vision` (main model) -> `providers.<p>.models.<m>.supports_vision` |
-|           | -> the model catalog -> `unknown`                                                |
-| `path`    | the provider registry, with the config's `providers.<p>.tool_result_images`      |
+|           | -> the model catalog (routing variants stripped, floating aliases followed)      |
+|           | -> `unknown`                                                                     |
+| `path`    | a learned or probed verdict (`routes`) -> the provider registry, with the config's |
+|           | `providers.<p>.tool_result_images` and `supports_vision` declarations             |
 
 The inputs are immutable, so a resolution is memoized per (provider, model) as given: a
-repeat costs one dictionary read. The memo is bounded; the oldest entry leaves first.
+repeat costs one dictionary read. The memo is bounded; the oldest entry leaves first. The one
+input that changes at run time, the routes overlay, is keyed into the memo by its version.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
-from ._config import AgentConfig, ProviderDeclaration
-from ._registry import ProviderRegistry, ProviderRoute
+from ._config import AgentConfig, ProviderDeclaration, Sourced
+from ._registry import ModelRef, ProviderRegistry, ProviderRoute
+from ._routes import LearnedRoute, RouteOverlay
 
 MEMO_SIZE: Final = 4096
 
@@ -63,10 +67,13 @@ class FactResolver:
         registry: ProviderRegistry,
         *,
         memo_size: int = MEMO_SIZE,
+        routes: RouteOverlay | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
         self.registry = registry
+        self.routes = routes if routes is not None else RouteOverlay(None)
+        self._routes_version = self.routes.version
         self._memo: dict[tuple[str, str], ResolvedFacts] = {}
         self._memo_size = max(1, memo_size)
         self._lock = threading.Lock()
@@ -88,6 +95,9 @@ class FactResolver:
 
     def resolve(self, provider: str, model: str) -> ResolvedFacts:
         """The facts for `provider` and `model` (memoized)."""
+        if self.routes.refresh() != self._routes_version:
+            self._routes_version = self.routes.version
+            self.forget()
         key = (provider, model)
         found = self._memo.get(key)
         if found is not None:
@@ -99,15 +109,41 @@ class FactResolver:
             self._memo[key] = resolved
         return resolved
 
+    def forget(self) -> None:
+        """Drop every memoized resolution (after an input changed, e.g. a learned route)."""
+        with self._lock:
+            self._memo.clear()
+
+    def declaration_for(self, provider: str) -> ProviderDeclaration | None:
+        """What the config declares under `providers.<provider>` (by id or registry alias)."""
+        name = provider.strip().lower()
+        return self._declarations.get(name) or self._declarations.get(self.registry.canonical(name))
+
+    def learn(self, route: LearnedRoute) -> LearnedRoute:
+        """Record a verdict in the routes overlay; later resolutions see it at once."""
+        self.routes.record(route)
+        self.forget()
+        return route
+
+    def locate(self, provider: str, model: str) -> ModelRef:
+        """Where a provider and model sit in the registry, with the config's base URL."""
+        name = provider.strip().lower()
+        return self.registry.locate(name, model, self.config.base_url_for(name))
+
     def _resolve(self, provider: str, model: str) -> ResolvedFacts:
         config = self.config
-        declaration = self._declarations.get(provider) or self._declarations.get(
-            self.registry.canonical(provider)
+        declaration = self.declaration_for(provider)
+        ref = self.locate(provider, model)
+        catalog, catalog_line, answer, model_warnings, vision = self._catalog(
+            ref, declaration, model
         )
-        route = self.registry.route(
-            provider, model, declaration.override if declaration is not None else None
+        route = self.registry.route_ref(
+            ref,
+            declaration.override if declaration is not None else None,
+            vision=catalog,
+            declared_vision=vision.provenance if vision is not None and vision.value else None,
         )
-        catalog, catalog_line, answer, model_warnings = self._catalog(route, declaration, model)
+        route = self._learned(route, ref)
         facts = {
             "mode": config.mode.value,
             "catalog": catalog,
@@ -121,6 +157,8 @@ class FactResolver:
             "path": f"{route.source}: {route.reason}",
         }
         provider_warnings = declaration.warnings if declaration is not None else ()
+        if self.routes.problem is not None:
+            provider_warnings += (self.routes.problem,)
         return ResolvedFacts(
             provider=provider,
             model=model,
@@ -134,25 +172,53 @@ class FactResolver:
             cell=(facts["mode"], catalog, facts["aux"], route.path),
         )
 
+    def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
+        """The route as the overlay settles it, when it holds a verdict for this model."""
+        found = self.routes.find(ref.provider, ref.model, ref.matched)
+        if found is None:
+            return route
+        return replace(
+            route,
+            accepts_tool_images=found.verdict == "accepts",
+            reason=found.provenance,
+            source=self.routes.label,
+            evidence=found.how,
+            cites="",
+            where="",
+            known=True,
+        )
+
     def _catalog(
-        self, route: ProviderRoute, declaration: ProviderDeclaration | None, model: str
-    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...]]:
-        """(fact, provenance, catalog answer, warnings) for the `catalog` fact."""
+        self, ref: ModelRef, declaration: ProviderDeclaration | None, model: str
+    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...], Sourced[bool | None] | None]:
+        """(fact, provenance, catalog answer, warnings, config declaration) for `catalog`."""
         main = self.config.main_vision_for(model)
         if main is not None and main.value is not None:
-            return _vision(main.value), main.provenance, None, ()
+            return _vision(main.value), main.provenance, None, (), main
         declared = declaration.model_vision(model) if declaration is not None else None
         if declared is not None and declared.value is not None:
-            return _vision(declared.value), declared.provenance, None, ()
+            return _vision(declared.value), declared.provenance, None, (), declared
         warnings = declared.warnings if declared is not None else ()
-        answer = self.catalog.lookup(route.catalog, model)
-        return answer.verdict, self._catalog_line(answer, route.catalog, model), answer, warnings
+        answer, note = self._lookup(ref)
+        return answer.verdict, self._catalog_line(answer, ref, note), answer, warnings, None
 
-    def _catalog_line(self, answer: CatalogAnswer, section: str, model: str) -> str:
+    def _lookup(self, ref: ModelRef) -> tuple[CatalogAnswer, str]:
+        """The first catalog answer that knows the model, over the located ids in order."""
+        answer, note = CatalogAnswer("unknown"), ""
+        for candidate, how in ref.lookups:
+            answer, note = self.catalog.lookup(ref.catalog, candidate), how
+            if answer.verdict != "unknown":
+                break
+        return answer, "" if note == "exact id" else note
+
+    def _catalog_line(self, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
         label = self.catalog.label
         if answer.verdict == "unknown":
-            return f"{label}: `{section}/{model}` unknown ({answer.how})"
-        how = "" if answer.how == "exact id" else f" ({answer.how})"
+            notes = "; ".join(ref.notes)
+            extra = f"; {notes}" if notes else ""
+            return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
+        hows = [how for how in (answer.how, note) if how and how != "exact id"]
+        how = f" ({'; '.join(hows)})" if hows else ""
         return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
 
 

@@ -1,7 +1,8 @@
 """`visiongate diff`: the semantic difference between two versions of a policy, cell by cell.
 
 Cedar's `analyze compare` labels two policy versions equivalent, more or less permissive,
-or incomparable; with 36 cells the comparison is exact and lists every cell that moved.
+or incomparable; over every cell of the space the comparison is exact and lists every
+cell that moved.
 Here "more permissive" means pixels reach the model in more cells.
 """
 

@@ -23,7 +23,7 @@ def table_records(compiled: CompiledPolicy) -> list[dict[str, Any]]:
 
 
 def render_table(compiled: CompiledPolicy) -> str:
-    """The 36-cell grid as aligned text, with a header naming the policy."""
+    """The whole grid as aligned text, with a header naming the policy."""
     policy = compiled.policy
     header = [*FACT_NAMES, "lane", "rule"]
     rows = [
@@ -56,6 +56,7 @@ def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:
     policy = compiled.policy
     verdict = compiled.table[cell]
     lines = [f"rules of {policy.name} (hit_policy {policy.hit_policy}) for this cell:"]
+    width = max((len(rule.id) for rule in policy.rules), default=0)
     for rule in policy.rules:
         failed = first_failed_condition(rule, cell)
         if failed is not None:
@@ -64,7 +65,7 @@ def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:
             status = f"WINS -> {rule.lane}"
         else:
             status = f"matches (-> {rule.lane}) but `{verdict.rule}` comes first"
-        lines.append(f"  {rule.id:<28} {status}")
+        lines.append(f"  {rule.id:<{width}}  {status}")
     if verdict.rule is None:
         lines.append(f"  no rule matched: default lane `{policy.default}`")
     return "\n".join(lines)

@@ -105,6 +105,7 @@ class Builder:
         self.execution: dict[str, int] = {}
         self.sanitizer: dict[str, int] = {}
         self.lost_records = 0
+        self.amendments = 0
         self.lines_read = 0
         self.inputs: list[str] = []
         self.input_errors: list[str] = []
@@ -123,7 +124,11 @@ class Builder:
                 parsed = parse_line(line)
                 if isinstance(parsed, str):
                     self._malformed(Malformed(file, number, parsed))
-                elif not self.filtering or self.query.admits(parsed):
+                elif self.filtering and not self.query.admits(parsed):
+                    continue
+                elif parsed.amended is not None:
+                    self.amendments += 1  # the decision was counted with its first record
+                else:
                     self._add(parsed, file, number)
         except InputError as error:
             self.input_errors.append(str(error))
@@ -223,6 +228,7 @@ class Builder:
             warnings=dict(self.warnings),
             warned_decisions=self.warned,
             lost_records=self.lost_records,
+            amendments=self.amendments,
             execution=dict(self.execution),
             sanitizer=dict(self.sanitizer),
             inputs=tuple(self.inputs),
@@ -251,6 +257,7 @@ class Builder:
         _sum_numbers(self.sanitizer, other.sanitizer)
         self.warned += other.warned
         self.lost_records += other.lost_records
+        self.amendments += other.amendments
         for file in other.inputs:
             if not self.inputs or self.inputs[-1] != file:
                 self.inputs.append(file)

@@ -66,6 +66,8 @@ def _sections(record: TraceRecord) -> list[str]:
     sanitizer = record.data.get("sanitizer")
     if isinstance(sanitizer, dict) and sanitizer:
         lines.append("Sanitizer: " + _sanitizer_words(sanitizer) + ".")
+    if record.row.amended is not None:
+        lines.append(f"Amended: {record.row.amended} (this record replaces the first one).")
     warnings = record.warnings
     lines.append("Warnings: " + ("; ".join(warnings) if warnings else "none."))
     return lines

@@ -51,6 +51,9 @@ def find_decision(inputs: Iterable[TraceInput], decision_id: str) -> Search:
                         prefixed.append(record)
         except InputError as error:
             errors.append(str(error))
+    if len(exact) > 1 and sum(1 for r in exact if r.row.amended is None) <= 1:
+        # One decision and its amended records: the last one says what the payload carried.
+        exact = exact[-1:]
     return Search(tuple(exact), tuple(prefixed), prefixed_count, tuple(errors))
 
 

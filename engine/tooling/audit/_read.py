@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -25,11 +25,25 @@ from ._inputs import MAX_LINE_BYTES, TOO_LONG
 READABLE_VERSIONS = (SCHEMA_VERSION,)
 
 
-class Facts(msgspec.Struct, frozen=True):
-    mode: Literal["auto", "native", "text"]
-    catalog: Literal["vision", "no_vision", "unknown"]
-    aux: Literal["set", "unset"]
-    path: Literal["accepts", "refuses"]
+if TYPE_CHECKING:
+
+    class Facts(msgspec.Struct, frozen=True):
+        mode: str
+        catalog: str
+        aux: str
+        path: str
+
+    Lane = str
+else:
+    # Built from the vocabulary, so a new fact value or lane needs no change here; the decoder
+    # checks every value against its domain in C.
+    Facts = msgspec.defstruct(
+        "Facts",
+        [(name, Literal[domain]) for name, domain in FACTS.items()],
+        frozen=True,
+        module=__name__,
+    )
+    Lane = Literal[LANES]
 
 
 class PolicyKey(msgspec.Struct, frozen=True):
@@ -61,7 +75,7 @@ class Row(msgspec.Struct, frozen=True):
 
     decision_id: str
     timestamp: datetime
-    lane: Literal["native", "text"]
+    lane: Lane
     facts: Facts
     policy: PolicyKey
     schema_version: Literal[1] = 1
@@ -73,6 +87,8 @@ class Row(msgspec.Struct, frozen=True):
     execution: dict[str, Any] | None = None
     sanitizer: dict[str, Any] | None = None
     trace_errors: TraceErrors | None = None
+    amended: str | None = None
+    """Set on a record written again for the same decision (see `Router`): not a new one."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +187,7 @@ def _lenient(data: Mapping[str, Any], timestamp: datetime) -> Row:
         execution=data.get("execution") if isinstance(data.get("execution"), dict) else None,
         sanitizer=data.get("sanitizer") if isinstance(data.get("sanitizer"), dict) else None,
         trace_errors=_trace_errors(data.get("trace_errors")),
+        amended=_text(data.get("amended")),
     )
 
 

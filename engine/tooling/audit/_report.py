@@ -100,6 +100,10 @@ def render_text(result: AuditResult) -> str:
     warned = result.warned_decisions
     lines.append(f"warnings ({warned} decision(s)):" if warned else "warnings: none")
     lines += [f"  {count}x {text}" for text, count in Counter(result.warnings).most_common()]
+    if result.amendments:
+        lines.append(
+            f"amended: {result.amendments} record(s) written again for a decision counted once"
+        )
     if result.lost_records:
         lines.append(
             f"trace gaps: the writers reported {result.lost_records} record(s) they could not "
@@ -216,6 +220,7 @@ def render_json(result: AuditResult) -> str:
         document["policies"] = [_policy_json(use) for use in result.policies]
         document["warnings"] = dict(result.warnings)
         document["lost_records"] = result.lost_records
+        document["amendments"] = result.amendments
         document["execution"] = dict(result.execution)
         document["sanitizer"] = dict(result.sanitizer)
     document["stale_policy"] = _samples(result.stale)

@@ -107,6 +107,8 @@ class AuditResult:
     warnings: Mapping[str, int]
     warned_decisions: int
     lost_records: int
+    amendments: int
+    """Records written again for a decision already counted (`amended`)."""
     """Records the writers' trace sinks reported they could not write (`trace_errors`)."""
     execution: Mapping[str, int]
     sanitizer: Mapping[str, int]

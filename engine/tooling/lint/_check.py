@@ -15,9 +15,10 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
-from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, Severity
+from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, PolicyError, Severity
 from ..._load import CompiledPolicy, analyze_policy_text
 from ..._yaml import LoadedYaml, load_yaml
+from ...facts._config import AgentConfig
 from ._codes import lint_code
 from ._ignore import Suppressed, apply_ignores, parse_ignores
 from ._source import boolean_words, lint_settings, unquoted_version
@@ -144,6 +145,26 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileRepor
             shown, (unreadable,), fail_level=(options or LintOptions()).fail_level or "error"
         )
     return lint_text(text, shown, options)
+
+
+def lint_config(path: str | Path, options: LintOptions | None = None) -> FileReport:
+    """Lint an agent config: what the gate would fail closed on (errors) and near misses of
+    the keys it reads (warnings). Never raises for a bad file."""
+    shown = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        found = AgentConfig.from_text(text, shown).diagnostics
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        found = (
+            Diagnostic(
+                "unreadable-file", "error", f"cannot read `{shown}`: {reason}", Location(shown)
+            ),
+        )
+    except PolicyError as error:
+        found = error.diagnostics
+    fail_level = (options or LintOptions()).fail_level or "error"
+    return FileReport(shown, tuple(sorted(found, key=_sort_key)), (), fail_level)
 
 
 def lint_paths(

@@ -52,7 +52,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
     _load("invalid-value", "schema", "a value the schema refuses for another reason"),
     _load("duplicate-rule-id", "schema", "two rules share an id"),
     _load("duplicate-invariant-id", "schema", "two invariants share an id"),
-    # The decision table, computed exactly over all 36 cells.
+    # The decision table, computed exactly over every cell.
     _load("overlap", "table", "two rules match one cell under `hit_policy: unique`"),
     _load("invariant-violated", "table", "an invariant fails on some cells"),
     LintCode("gap", "warning", "table", "cells no rule matches (they fall back to the default)"),

@@ -1,4 +1,4 @@
-"""Semantic checks of the decision table, exact over all 36 cells.
+"""Semantic checks of the decision table, exact over every cell of the space.
 
 What DMN verifiers (Drools, dmn-check) and Cedar's analyzer approximate symbolically is
 plain set arithmetic here. The compiled match sets are the truth: no check re-evaluates a

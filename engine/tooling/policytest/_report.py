@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._vocabulary import all_cells, format_cell
+from ..._vocabulary import CELL_COUNT, all_cells, format_cell
 from ..lint._check import bundled_policy_dir, display_path, searchable
 from ._load import load_test_file
 from ._run import (
@@ -123,7 +123,7 @@ def _coverage_line(coverage: Coverage) -> str:
         f"  {coverage.name} ({coverage.file}, sha256 {coverage.sha256[:12]}): "
         f"rules {len(set(coverage.rules) & coverage.exercised)}/{len(coverage.rules)} "
         f"({coverage.rule_percent:.0f}%), "
-        f"cells {len(coverage.cells)}/36 ({coverage.cell_percent:.0f}%)"
+        f"cells {len(coverage.cells)}/{CELL_COUNT} ({coverage.cell_percent:.0f}%)"
     )
     if coverage.missing_rules:
         line += "\n    rules not exercised: " + ", ".join(f"`{r}`" for r in coverage.missing_rules)

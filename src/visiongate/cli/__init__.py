@@ -24,6 +24,9 @@ COMMANDS: dict[str, str] = {
     "audit": "visiongate.cli.audit",
     "route": "visiongate.cli.route",
     "mcp": "visiongate.cli.mcp",
+    "registry": "visiongate.cli.registry",
+    "routes": "visiongate.cli.routes",
+    "probe": "visiongate.cli.probe",
 }
 
 EXIT_OK = 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from visiongate.cli import EXIT_OK, EXIT_USAGE
+from visiongate.cli import EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import add_gate_arguments, guarded
 from visiongate.engine import Decision, Gate
 from visiongate.engine._vocabulary import FACT_NAMES
@@ -61,7 +62,15 @@ def run(args: argparse.Namespace) -> int:
     if args.explain:
         print()
         print(explain_cell(gate.compiled, decision.cell))
-    return EXIT_OK
+    return _config_errors(gate)
+
+
+def _config_errors(gate: Gate) -> int:
+    """Exit 3 when the agent config holds a mistake the gate failed closed on."""
+    errors = gate.resolver.config.errors
+    for error in errors:
+        print(f"visiongate decide: {error.render()}", file=sys.stderr)
+    return EXIT_INVALID_POLICY if errors else EXIT_OK
 
 
 def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
@@ -89,5 +98,5 @@ def render_decision(decision: Decision) -> str:
     lines.append(
         f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {policy.path})"
     )
-    lines += [f"warning: {warning}" for warning in decision.warnings]
+    lines += [w if w.startswith("error: ") else f"warning: {w}" for w in decision.warnings]
     return "\n".join(lines)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from types import MappingProxyType
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.engine.tooling.lint._check import LintOptions, lint_paths
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
+from visiongate.engine.tooling.lint._check import LintOptions, LintReport, lint_config, lint_paths
 from visiongate.engine.tooling.lint._report import FORMATS, RENDERERS, render_sarif
 from visiongate.engine.tooling.lint._source import parse_severity_option
 
@@ -41,6 +41,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
     parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="also check an agent config: an invalid image_input_mode is an error (exit 3), "
+        "near misses of the keys visiongate reads are warnings",
+    )
+    parser.add_argument(
         "--policies-only",
         action="store_true",
         help="skip named files without a top-level `policy:` key (for pre-commit hooks)",
@@ -59,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"visiongate lint: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    report = lint_paths(args.paths, options, args.policies_only)
+    report = _report(args, options)
     if args.format == "sarif":
         text = render_sarif(report, args.docs_url)
     else:
@@ -68,4 +74,14 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
+    if args.config and any(d.severity == "error" for d in report.files[-1].diagnostics):
+        return EXIT_INVALID_POLICY
     return EXIT_FINDINGS if report.failed else EXIT_OK
+
+
+def _report(args: argparse.Namespace, options: LintOptions) -> LintReport:
+    """Policies (the bundled ones when no path is given and no config), then the config."""
+    if not args.config:
+        return lint_paths(args.paths, options, args.policies_only)
+    policies = lint_paths(args.paths, options, args.policies_only).files if args.paths else ()
+    return LintReport((*policies, lint_config(args.config, options)))

@@ -73,7 +73,8 @@ async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
     """Load the gate, read the files, route them as the given source."""
     router = build_router(args)
     files = [Path(name) for name in args.image]
-    target = {"provider": args.provider, "model": args.model}
+    # Routed for the shape it will be rendered in, so the record says what the payload carries.
+    target = {"provider": args.provider, "model": args.model, "api": args.api}
     if args.source == "mcp":
         result = mcp_result(files, args.text)
         return router, await router.mcp(result, tool_name=args.tool_name, **target)

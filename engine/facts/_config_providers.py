@@ -1,0 +1,128 @@
+"""What an agent config declares about providers: `providers.<id>` entries.
+
+| key                                             | gives                                    |
+|-------------------------------------------------|------------------------------------------|
+| `providers.<id>.tool_result_images` (and `.api`) | declares a provider's tool-result path  |
+| `providers.<id>.models.<model>.supports_vision`  | vision of one model (alias `vision`)    |
+| `providers.<id>.base_url`                        | which endpoint (Ollama's `/v1`)         |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Generic, Protocol, TypeVar
+
+from .._diagnostics import Severity
+from .._validate import did_you_mean
+from .._yaml import DocumentPath
+from ._config_keys import clean, unknown_keys
+from ._registry import API_NAMES, ProviderOverride
+
+__all__ = ["ProviderDeclaration", "Reader", "Sourced", "read_declaration"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Sourced(Generic[T]):
+    """A value read from the config, with one line saying where it came from."""
+
+    value: T
+    provenance: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProviderDeclaration:
+    """What the config says about one provider under `providers.<id>`."""
+
+    override: ProviderOverride | None
+    models: Mapping[str, Sourced[bool | None]]
+    """Model id -> declared vision (None with a warning when the value is unusable)."""
+    folded_models: Mapping[str, Sourced[bool | None]]
+    warnings: tuple[str, ...] = ()
+    base_url: str | None = None
+    """`providers.<id>.base_url`: which endpoint of the provider is used (Ollama's `/v1`)."""
+
+    def model_vision(self, model: str) -> Sourced[bool | None] | None:
+        """The declaration for a model: the exact key first, then case-insensitively."""
+        found = self.models.get(model)
+        return found if found is not None else self.folded_models.get(model.lower())
+
+
+class Reader(Protocol):
+    """What reading a declaration needs from the config reader."""
+
+    label: str
+    data: Mapping[Any, Any]
+
+    def warn(
+        self,
+        code: str,
+        message: str,
+        path: DocumentPath,
+        help_text: str = "",
+        severity: Severity = "warning",
+        at_key: bool = False,
+    ) -> str: ...
+
+    def boolean(self, raw: Any, path: DocumentPath) -> Sourced[bool | None]: ...
+
+
+def read_declaration(reader: Reader, key: Any, spec: Mapping[Any, Any]) -> ProviderDeclaration:
+    models: dict[str, Sourced[bool | None]] = {}
+    raw_models = spec.get("models")
+    # `models` may also be a plain list of ids (a model picker's list): nothing to read.
+    for model, model_spec in raw_models.items() if isinstance(raw_models, Mapping) else ():
+        if isinstance(model_spec, Mapping):
+            word = "supports_vision" if "supports_vision" in model_spec else "vision"
+            if model_spec.get(word) is not None:
+                path = ("providers", key, "models", model, word)
+                models[str(model).strip()] = reader.boolean(model_spec[word], path)
+    override, warnings = _override(reader, key, spec)
+
+    def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
+        warnings.append(reader.warn(code, message, path, help_text, at_key=True))
+
+    unknown_keys(reader.data, report, only=("providers", str(key)))
+    folded = {model.lower(): value for model, value in reversed(models.items())}
+    base_url = clean(spec.get("base_url")) or None
+    return ProviderDeclaration(
+        override, MappingProxyType(models), MappingProxyType(folded), tuple(warnings), base_url
+    )
+
+
+def _override(
+    reader: Reader, key: Any, spec: Mapping[Any, Any]
+) -> tuple[ProviderOverride | None, list[str]]:
+    base: DocumentPath = ("providers", key)
+    images = None
+    warnings: list[str] = []
+    if spec.get("tool_result_images") is not None:
+        read = reader.boolean(spec["tool_result_images"], (*base, "tool_result_images"))
+        images, warnings = read.value, list(read.warnings)
+    api = clean(spec.get("api")).lower() or None
+    if api is not None and api not in API_NAMES:
+        warnings.append(
+            reader.warn(
+                "invalid-api",
+                f"unknown api `{api}`, ignored",
+                (*base, "api"),
+                did_you_mean(api, list(API_NAMES)),
+            )
+        )
+        api = None
+    if api is not None and images is None:
+        warnings.append(
+            reader.warn(
+                "api-without-declaration",
+                f"`providers.{key}.api` has no effect without `tool_result_images`",
+                (*base, "api"),
+                "add `tool_result_images: true` (or false) next to it",
+            )
+        )
+    if images is None:
+        return None, warnings
+    return ProviderOverride(images, api, f"{reader.label}: providers.{key}"), warnings

@@ -1,0 +1,246 @@
+"""Loading the provider registry: named stages that collect diagnostics, as for policies.
+
+load YAML -> schema -> names (ids and aliases name one provider each) -> evidence (what a
+verdict rests on is cited; a base URL route names a provider) -> build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .._diagnostics import Diagnostic, has_errors
+from .._validate import validate
+from .._yaml import DocumentPath, LoadedYaml, load_yaml
+from ._registry import ProviderRegistry
+from ._registry_schema import (
+    CITED_EVIDENCE,
+    REGISTRY_SCHEMA,
+    place_registry_diagnostic,
+    refine_registry_diagnostic,
+)
+from ._registry_types import Entry, Evidence, Limits, ModelAlias, ModelRule, Patterns, Veto
+
+__all__ = ["STAGES", "analyze_registry_text"]
+
+_LIMIT_KEYS = ("formats", "max_image_base64", "max_edge_px", "max_images_per_request")
+
+
+@dataclass
+class _Context:
+    text: str
+    file: str
+    loaded: LoadedYaml | None = None
+    document: dict[str, Any] | None = None
+    registry: ProviderRegistry | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _stage_yaml(context: _Context) -> None:
+    context.loaded = load_yaml(context.text, context.file)
+    context.diagnostics.extend(context.loaded.diagnostics)
+
+
+def _stage_schema(context: _Context) -> None:
+    assert context.loaded is not None
+    loaded = context.loaded
+    document, found = validate(loaded, REGISTRY_SCHEMA, refine_registry_diagnostic)
+    context.document = document
+    context.diagnostics.extend(place_registry_diagnostic(d, loaded) for d in found)
+
+
+def _stage_names(context: _Context) -> None:
+    assert context.loaded is not None and context.document is not None
+    context.diagnostics.extend(_name_clashes(context.document, context.loaded))
+
+
+def _stage_evidence(context: _Context) -> None:
+    assert context.loaded is not None and context.document is not None
+    context.diagnostics.extend(_uncited(context.document, context.loaded))
+    context.diagnostics.extend(_bad_base_url_routes(context.document, context.loaded))
+
+
+def _stage_build(context: _Context) -> None:
+    assert context.document is not None and context.loaded is not None
+    context.registry = _build_registry(context.document, context.file, context.loaded)
+
+
+STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
+    ("load_yaml", _stage_yaml),
+    ("schema", _stage_schema),
+    ("names", _stage_names),
+    ("evidence", _stage_evidence),
+    ("build", _stage_build),
+)
+
+
+def analyze_registry_text(
+    text: str, file: str = "<registry>"
+) -> tuple[ProviderRegistry | None, list[Diagnostic]]:
+    """Run every stage that can run; never raises for bad input (the linter's entry point)."""
+    context = _Context(text, file)
+    for _name, stage in STAGES:
+        stage(context)
+        if has_errors(context.diagnostics):
+            break
+    return context.registry, context.diagnostics
+
+
+# -- semantic checks -----------------------------------------------------------------------------
+
+
+def _name_clashes(document: Mapping[str, Any], loaded: LoadedYaml) -> list[Diagnostic]:
+    """Every provider id and alias must name exactly one provider."""
+    owners: dict[str, str] = {name: name for name in document["providers"]}
+    found: list[Diagnostic] = []
+    for name, entry in document["providers"].items():
+        for index, alias in enumerate(entry.get("aliases", [])):
+            owner = owners.setdefault(alias, name)
+            if owner != name or alias == name:
+                path = ("providers", name, "aliases", index)
+                found.append(
+                    Diagnostic(
+                        "duplicate-provider-name",
+                        "error",
+                        f"alias `{alias}` of `{name}` already names provider `{owner}`",
+                        loaded.location(path),
+                        path,
+                        help="every provider id and alias must name one provider",
+                    )
+                )
+    return found
+
+
+def _verdicts(document: Mapping[str, Any]) -> Iterator[tuple[DocumentPath, Mapping[str, Any]]]:
+    """Every mapping that carries `evidence`, with its document path."""
+    for name, entry in document["providers"].items():
+        yield ("providers", name), entry
+        for section in ("models", "model_aliases"):
+            for index, item in enumerate(entry.get(section, [])):
+                yield ("providers", name, section, index), item
+    for index, veto in enumerate(document["vetoes"]):
+        yield ("vetoes", index), veto
+
+
+def _uncited(document: Mapping[str, Any], loaded: LoadedYaml) -> list[Diagnostic]:
+    """`documented` and `field` evidence must say where it can be read."""
+    return [
+        Diagnostic(
+            "uncited-evidence",
+            "error",
+            f"`{item['evidence']}` evidence needs `cites`",
+            loaded.location((*path, "evidence")),
+            (*path, "evidence"),
+            help="name the document, issue or agent that says so, or write `evidence: assumed`",
+        )
+        for path, item in _verdicts(document)
+        if item["evidence"] in CITED_EVIDENCE and not item.get("cites")
+    ]
+
+
+def _bad_base_url_routes(document: Mapping[str, Any], loaded: LoadedYaml) -> list[Diagnostic]:
+    providers = document["providers"]
+    found = []
+    for name, entry in providers.items():
+        for index, route in enumerate(entry.get("base_url_routes", [])):
+            if route["provider"] not in providers:
+                path = ("providers", name, "base_url_routes", index, "provider")
+                found.append(
+                    Diagnostic(
+                        "unknown-provider",
+                        "error",
+                        f"base URL route of `{name}` names unknown provider `{route['provider']}`",
+                        loaded.location(path),
+                        path,
+                        help="name a provider id listed under `providers`",
+                    )
+                )
+    return found
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+def _evidence(spec: Mapping[str, Any], path: DocumentPath, loaded: LoadedYaml) -> Evidence:
+    location = loaded.location(path, key=True)
+    where = f"{Path(location.file).name}:{location.line}"
+    return Evidence(spec["evidence"], str(spec.get("cites", "")).strip(), where)
+
+
+def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) -> ProviderRegistry:
+    apis = {
+        name: Limits(
+            tuple(spec["formats"]),
+            spec["max_image_base64"],
+            spec["max_edge_px"],
+            spec["max_images_per_request"],
+        )
+        for name, spec in document["apis"].items()
+    }
+    entries = {
+        name: _build_entry(name, spec, loaded) for name, spec in document["providers"].items()
+    }
+    names = {name: name for name in entries}
+    for name, spec in document["providers"].items():
+        names.update(dict.fromkeys(spec.get("aliases", []), name))
+    vetoes = tuple(
+        Veto(
+            Patterns.of(spec["provider"]),
+            Patterns.of(spec["model"]),
+            spec["note"].strip(),
+            _evidence(spec, ("vetoes", index), loaded),
+        )
+        for index, spec in enumerate(document["vetoes"])
+    )
+    return ProviderRegistry(
+        file=file,
+        label=Path(file).name,
+        default_api=document["defaults"].get("api", "openai-chat"),
+        apis=MappingProxyType(apis),
+        entries=MappingProxyType(entries),
+        names=MappingProxyType(names),
+        vetoes=vetoes,
+    )
+
+
+def _build_entry(name: str, spec: Mapping[str, Any], loaded: LoadedYaml) -> Entry:
+    base: DocumentPath = ("providers", name)
+    rules = tuple(
+        ModelRule(
+            Patterns.of(rule["match"]),
+            rule["tool_result_images"],
+            rule.get("api"),
+            rule["note"].strip(),
+            _evidence(rule, (*base, "models", index), loaded),
+            frozenset(rule["when_catalog"]) if "when_catalog" in rule else None,
+        )
+        for index, rule in enumerate(spec.get("models", []))
+    )
+    aliases = tuple(
+        ModelAlias(
+            item["alias"].strip(),
+            item["model"].strip(),
+            item["note"].strip(),
+            _evidence(item, (*base, "model_aliases", index), loaded),
+        )
+        for index, item in enumerate(spec.get("model_aliases", []))
+    )
+    return Entry(
+        id=name,
+        api=spec["api"],
+        tool_result_images=spec["tool_result_images"],
+        catalog=spec.get("catalog", name),
+        note=spec["note"].strip(),
+        evidence=_evidence(spec, base, loaded),
+        rules=rules,
+        limits=MappingProxyType({key: spec[key] for key in _LIMIT_KEYS if key in spec}),
+        aliases=tuple(spec.get("aliases", [])),
+        strip_variants=tuple(variant.lower() for variant in spec.get("strip_variants", [])),
+        model_aliases=aliases,
+        base_url_routes=tuple(
+            (route["suffix"], route["provider"]) for route in spec.get("base_url_routes", [])
+        ),
+    )

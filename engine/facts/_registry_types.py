@@ -1,0 +1,103 @@
+"""The values a loaded provider registry is made of: limits, patterns, evidence, entries."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Entry", "Evidence", "Limits", "ModelAlias", "ModelRule", "Patterns", "Veto"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one payload carries at most, and in which formats."""
+
+    formats: tuple[str, ...]
+    max_image_base64: int
+    max_edge_px: int
+    max_images_per_request: int
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Shell-style globs, matched case-insensitively on an id and on its last `/` segment."""
+
+    text: tuple[str, ...]
+    regex: re.Pattern[str]
+    anything: bool
+    """One of the patterns is `*`."""
+
+    @classmethod
+    def of(cls, patterns: list[str]) -> Patterns:
+        joined = "|".join(fnmatch.translate(pattern.lower()) for pattern in patterns)
+        return cls(tuple(patterns), re.compile(joined), "*" in patterns)
+
+    def matches(self, name: str) -> bool:
+        if self.anything:
+            return True
+        folded = name.lower()
+        return bool(self.regex.match(folded) or self.regex.match(folded.rpartition("/")[2]))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict rests on, where it is cited, and where the registry says it."""
+
+    kind: str
+    cites: str
+    where: str
+
+
+@dataclass(frozen=True)
+class ModelRule:
+    match: Patterns
+    tool_result_images: bool
+    api: str | None
+    note: str
+    evidence: Evidence
+    when_catalog: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class ModelAlias:
+    alias: str
+    model: str
+    note: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    api: str
+    tool_result_images: bool
+    catalog: str
+    note: str
+    evidence: Evidence
+    rules: tuple[ModelRule, ...]
+    limits: Mapping[str, Any]
+    """Limits this provider sets itself, over those of its api."""
+    aliases: tuple[str, ...] = ()
+    strip_variants: tuple[str, ...] = ()
+    model_aliases: tuple[ModelAlias, ...] = ()
+    base_url_routes: tuple[tuple[str, str], ...] = ()
+    """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""
+
+    def alias_for(self, model: str) -> ModelAlias | None:
+        folded = model.lower()
+        last = folded.rpartition("/")[2]
+        for alias in self.model_aliases:
+            if alias.alias.lower() in (folded, last):
+                return alias
+        return None
+
+
+@dataclass(frozen=True)
+class Veto:
+    provider: Patterns
+    model: Patterns
+    note: str
+    evidence: Evidence

@@ -1,0 +1,235 @@
+"""Routes learned at run time or settled by a probe: a small local overlay over the registry.
+
+When a provider rejects images inside a tool result, an agent calls
+`gate.report_refusal(provider, model, evidence)`; `visiongate probe --save` records what an
+experiment showed. Both land in one JSON file (by default
+`$XDG_STATE_HOME/visiongate/routes.json`), and later decisions resolve the `path` fact from
+it before anything else, with provenance such as `learned 2026-09-01: <evidence>`.
+
+Several agent processes may share the file: every change is a read-modify-write under an
+exclusive lock on a sidecar `.lock` file, written to a temporary file and renamed into place,
+so readers (who take no lock) always see a whole file. Readers notice another process's
+change by the file's size and modification time, looked at most once per second.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal
+
+__all__ = ["LearnedRoute", "RouteOverlay", "default_routes_path"]
+
+SCHEMA_VERSION: Final = 1
+CHECK_INTERVAL: Final = 1.0
+"""Seconds between looks at the file for another process's change."""
+_DETAIL_LIMIT: Final = 300
+_SECRETS: Final = re.compile(
+    r"data:[\w.+-]*/[\w.+-]*;base64,[A-Za-z0-9+/=_-]*"  # an echoed image
+    r"|[A-Za-z0-9+/=_-]{64,}"  # any long base64 run
+    r"|(?i:bearer)\s+\S+"  # an echoed authorization header
+    r"|\b(?:sk|xai|gsk|AIza)[-_A-Za-z0-9]{16,}"  # API-key shaped tokens
+)
+
+Verdict = Literal["accepts", "refuses"]
+
+
+def default_routes_path() -> Path:
+    """`$XDG_STATE_HOME/visiongate/routes.json`, else `~/.local/state/visiongate/routes.json`."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "visiongate" / "routes.json"
+
+
+def clean_detail(text: str) -> str:
+    """Evidence as one short line with image data and anything key-shaped removed."""
+    line = " ".join(_SECRETS.sub("(redacted)", str(text)).split())
+    return line if len(line) <= _DETAIL_LIMIT else line[: _DETAIL_LIMIT - 1] + "…"
+
+
+@dataclass(frozen=True)
+class LearnedRoute:
+    """One (provider, model) verdict recorded on this machine."""
+
+    provider: str
+    """The registry id (aliases resolved)."""
+    model: str
+    verdict: Verdict
+    how: Literal["learned", "probed"]
+    date: str
+    """`YYYY-MM-DD`, UTC."""
+    detail: str
+    """What showed it: the provider's error, or what the probe saw."""
+
+    @property
+    def provenance(self) -> str:
+        return f"{self.how} {self.date}: {self.detail}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.provider.lower(), self.model.strip().lower())
+
+    @classmethod
+    def today(
+        cls,
+        provider: str,
+        model: str,
+        verdict: Verdict,
+        how: Literal["learned", "probed"],
+        detail: str,
+    ) -> LearnedRoute:
+        date = datetime.now(UTC).strftime("%Y-%m-%d")
+        return cls(
+            provider.strip().lower(), model.strip(), verdict, how, date, clean_detail(detail)
+        )
+
+
+class RouteOverlay:
+    """The overlay file, read lazily; `path=None` keeps nothing (for tests and tooling)."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._lock = threading.Lock()
+        self._routes: dict[tuple[str, str], LearnedRoute] = {}
+        self._signature: tuple[int, int] | None = None
+        self._checked = float("-inf")
+        self.version = 0
+        """Grows whenever what the overlay says changes (the fact resolver's memo follows it)."""
+        self.problem: str | None = None
+        """Why the file could not be read, when it could not; it is then treated as empty."""
+
+    @property
+    def label(self) -> str:
+        return self.path.name if self.path is not None else "routes"
+
+    def refresh(self) -> int:
+        """Re-read the file if another process changed it (looked at once per second at most);
+        returns `version`."""
+        now = time.monotonic()
+        if self.path is None or now - self._checked < CHECK_INTERVAL:
+            return self.version
+        with self._lock:
+            self._checked = now
+            self._load_if_changed()
+        return self.version
+
+    def find(self, provider: str, *models: str) -> LearnedRoute | None:
+        """The recorded verdict for a provider and the first of `models` that has one."""
+        self.refresh()
+        routes = self._routes
+        for model in models:
+            found = routes.get((provider.lower(), model.strip().lower()))
+            if found is not None:
+                return found
+        return None
+
+    def entries(self) -> tuple[LearnedRoute, ...]:
+        self._checked = float("-inf")
+        self.refresh()
+        return tuple(sorted(self._routes.values(), key=lambda route: route.key))
+
+    def record(self, route: LearnedRoute) -> None:
+        """Add or replace the verdict for its (provider, model), safely across processes."""
+        with self._changing() as routes:
+            routes[route.key] = route
+
+    def forget(self, provider: str, model: str) -> bool:
+        """Remove the verdict for a provider and model; False when there was none."""
+        key = (provider.strip().lower(), model.strip().lower())
+        with self._changing() as routes:
+            return routes.pop(key, None) is not None
+
+    # -- the file -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _changing(self) -> Iterator[dict[tuple[str, str], LearnedRoute]]:
+        if self.path is None:
+            raise ValueError("no routes file is configured, so nothing can be recorded")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        with self._lock, open(lock_path, "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            routes = _parse(self._read_text())
+            yield routes
+            self._write(routes)
+            self._signature = None
+            self._load_if_changed()
+
+    def _read_text(self) -> str:
+        assert self.path is not None
+        try:
+            return self.path.read_text("utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def _write(self, routes: dict[tuple[str, str], LearnedRoute]) -> None:
+        assert self.path is not None
+        document = {
+            "schema_version": SCHEMA_VERSION,
+            "routes": [asdict(route) for route in sorted(routes.values(), key=lambda r: r.key)],
+        }
+        handle, temporary = tempfile.mkstemp(prefix=".routes-", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(document, stream, indent=2, ensure_ascii=False)
+                stream.write("\n")
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def _load_if_changed(self) -> None:
+        assert self.path is not None
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            signature = None
+        else:
+            signature = (stat.st_mtime_ns, stat.st_size)
+        if signature == self._signature and signature is not None:
+            return
+        self._signature = signature
+        try:
+            routes = _parse(self._read_text()) if signature is not None else {}
+            self.problem = None
+        except ValueError as error:
+            # A damaged file must not stop decisions: it counts as empty, and says why.
+            routes, self.problem = {}, f"`{self.path}` is not a routes file: {error}"
+        if routes != self._routes:
+            self._routes = routes
+            self.version += 1
+
+
+def _parse(text: str) -> dict[tuple[str, str], LearnedRoute]:
+    if not text.strip():
+        return {}
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error.msg.lower()})") from error
+    items = document.get("routes") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError("expected an object with a `routes` list")
+    routes = [_route(item) for item in items]
+    return {route.key: route for route in routes if route is not None}
+
+
+def _route(item: Any) -> LearnedRoute | None:
+    """One entry, or None when it is not usable (it is then dropped at the next write)."""
+    fields = ("provider", "model", "verdict", "how", "date", "detail")
+    if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
+        return None
+    if item["verdict"] not in ("accepts", "refuses") or item["how"] not in ("learned", "probed"):
+        return None
+    return LearnedRoute(**{name: item[name] for name in fields})

@@ -1,0 +1,77 @@
+"""`visiongate routes list|forget`: the routes this machine learned or settled by probe."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from visiongate.cli._common import guarded
+from visiongate.engine import Gate
+
+HELP = "list or forget routes learned at run time (report_refusal) or settled by `probe --save`"
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="agent config YAML (its `visiongate.routes_file`)")
+    parser.add_argument("--registry", help="provider registry YAML (default: bundled)")
+    parser.add_argument("--routes", help="routes file (default: the config's, else state dir)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="every learned or probed route")
+    _common(listing)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    forget = actions.add_parser("forget", help="drop the route of one provider and model")
+    forget.add_argument("provider", metavar="PROVIDER")
+    forget.add_argument("model", metavar="MODEL")
+    _common(forget)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action not in ("list", "forget"):
+        print("visiongate routes: give an action: `list` or `forget PROVIDER MODEL`")
+        return EXIT_USAGE
+    gate = guarded(
+        lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
+    )
+    if isinstance(gate, int):
+        return gate
+    overlay = gate.resolver.routes
+    if args.action == "list":
+        return _list(gate, args.json)
+    provider = gate.resolver.locate(args.provider, args.model).provider
+    try:
+        forgotten = overlay.forget(provider, args.model)
+    except (ValueError, OSError) as error:
+        print(f"visiongate: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not forgotten:
+        name = f"`{provider}` / `{args.model.strip()}`"
+        print(f"no learned or probed route for {name} in {overlay.path}")
+        return EXIT_FINDINGS
+    print(f"forgot `{provider}` / `{args.model.strip()}` ({overlay.path})")
+    return EXIT_OK
+
+
+def _list(gate: Gate, as_json: bool) -> int:
+    overlay = gate.resolver.routes
+    entries = overlay.entries()
+    if as_json:
+        document = {"file": str(overlay.path), "routes": [asdict(entry) for entry in entries]}
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if overlay.problem:
+        print(f"warning: {overlay.problem}")
+    if not entries:
+        print(f"no learned or probed routes in {overlay.path}")
+        return EXIT_OK
+    width = max(len(f"{entry.provider} / {entry.model}") for entry in entries)
+    for entry in entries:
+        name = f"{entry.provider} / {entry.model}"
+        print(f"{name:<{width}}  {entry.verdict:<7}  {entry.provenance}")
+    print(f"{len(entries)} route(s) in {overlay.path}")
+    return EXIT_OK
