@@ -32,7 +32,7 @@ from visiongate.engine import Gate
 from visiongate.engine._load import bundled_policy_text
 from visiongate.engine.trace import encode_line, format_timestamp
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bumped when the generated content changes, so a cached trace is rebuilt."""
 
 MODELS: tuple[tuple[str, str, int], ...] = (
