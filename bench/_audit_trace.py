@@ -16,6 +16,7 @@ import asyncio
 import base64
 import io
 import random
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from visiongate.engine import Gate
 from visiongate.engine._load import bundled_policy_text
 from visiongate.engine.trace import encode_line, format_timestamp
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """Bumped when the generated content changes, so a cached trace is rebuilt."""
 
 MODELS: tuple[tuple[str, str, int], ...] = (
@@ -121,10 +122,16 @@ def _fleet(folder: Path, cache: Path) -> _Fleet:
             share = {"auto": 6, "native": 2, "text": 1, "aux": 1}[name]
             gates.append((Gate.load(policy, config=config), weight * share))
     fleet = folder / "fleet.yaml"
-    text = fleet.read_text(encoding="utf-8").replace('version: "1.0.0"', 'version: "1.1.0"')
-    fleet.write_text(text, encoding="utf-8")  # the first version's decisions are now stale
+    text = fleet.read_text(encoding="utf-8")
+    revised = re.sub(r'version: "(\d+)\.(\d+)\.\d+"', _next_minor, text, count=1)
+    fleet.write_text(revised + "# revised for the fleet\n", encoding="utf-8")
+    # The first version's decisions are now stale.
     gates += [(Gate.load(fleet, config=CONFIGS["auto"]), 40)]
     return _Fleet(tuple(gates), _templates(cache))
+
+
+def _next_minor(match: re.Match[str]) -> str:
+    return f'version: "{match[1]}.{int(match[2]) + 1}.0"'
 
 
 def _templates(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:

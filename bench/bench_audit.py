@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """As in `_audit_trace.py` (not imported: it loads the whole package into this process)."""
 
 JSON_LOOP = """
