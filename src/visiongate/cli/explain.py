@@ -9,6 +9,7 @@ from visiongate.cli import EXIT_OK
 from visiongate.cli._common import guarded
 from visiongate.engine import CompiledPolicy, load_policy
 from visiongate.engine.tooling._explain import render_table, table_records
+from visiongate.engine.tooling.pictures import PICTURES, render_table_picture
 
 HELP = "print the whole decision table of a policy (every cell, its lane and rule)"
 
@@ -16,13 +17,21 @@ HELP = "print the whole decision table of a policy (every cell, its lane and rul
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", help="policy file or bundled name (default: `default`)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", *PICTURES),
+        default="text",
+        help="output format: the table as text or JSON, or as a picture (html, svg, markdown)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     compiled = guarded(lambda: load_policy(args.policy))
     if not isinstance(compiled, CompiledPolicy):
         return compiled
-    if args.json:
+    if args.format in PICTURES:
+        print(render_table_picture(compiled, args.format), end="")
+    elif args.json or args.format == "json":
         print(json.dumps(table_records(compiled), indent=2))
     else:
         print(render_table(compiled))
