@@ -2,8 +2,9 @@
 
 Aggregate first, render after: `_inputs` opens files, globs, directories, gzip and stdin as
 streams of lines; `_read` decodes lines into records (or says why not); `_aggregate` counts
-them into an `AuditResult` (`_result`) without keeping any record (`_parallel`: large files
-by several processes, merged into the same result); `_report` renders it and
+them into an `AuditResult` (`_result`; `_media` counts images and bytes) without keeping any
+record (`_parallel`: large files by several processes, merged into the same result);
+`_report` renders it (the HTML report is in `tooling/pictures`) and
 `_explain` tells one decision in words, found by `_find`. `_policies` says whether the
 policy a record names is still the one in force.
 """

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
+from ._media import add_media
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
 from ._read import Malformed, PolicyKey, Row, parse_line
 from ._result import (
@@ -23,6 +24,9 @@ from ._result import (
     AuditResult,
     CubeKey,
     Finding,
+    HourKey,
+    MediaCounts,
+    MediaKey,
     PolicyUse,
     Sample,
     model_label,
@@ -100,6 +104,14 @@ class Builder:
         self.unconfirmed_count = 0
         self.malformed: list[Malformed] = []
         self.malformed_count = 0
+        self.refused: list[Sample] = []
+        self.refused_count = 0
+        self.route_refusals: list[Sample] = []
+        self.route_refusals_count = 0
+        # For the pictures: lanes by hour, and images and bytes by (day, source, lane) as
+        # lists of the `MediaCounts` fields, summed in place.
+        self.hours: dict[tuple[date, int, str], int] = {}
+        self.media: dict[tuple[date, str | None, str], list[int]] = {}
         self.warnings: Counter[str] = Counter()
         self.warned = 0
         self.execution: dict[str, int] = {}
@@ -148,8 +160,9 @@ class Builder:
             self.last = stamp
         policy = row.policy
         cube = self.cube
+        day = stamp.date()
         key = (
-            stamp.date(),
+            day,
             row.provider,
             row.model,
             row.lane,
@@ -159,6 +172,8 @@ class Builder:
             policy,
         )
         cube[key] = cube.get(key, 0) + 1
+        hour = (day, stamp.hour, row.lane)
+        self.hours[hour] = self.hours.get(hour, 0) + 1
         if self.hourly_names:
             self._hour(row)
         if row.lane == "native" and row.facts.catalog != "vision":
@@ -176,12 +191,26 @@ class Builder:
                 _bounded_add(self.warnings, text, 1)
         if row.execution:
             _sum_numbers(self.execution, row.execution)
+            self._media(row, row.execution, day, file, number)
+        if row.facts.path == "refuses":
+            self.route_refusals_count += 1
+            if len(self.route_refusals) < SAMPLES:
+                self.route_refusals.append(_sample(row, file, number))
         if row.trace_errors is not None:
             self.lost_records += row.trace_errors.lost
         if row.sanitizer:
             for surface, kinds in row.sanitizer.items():
                 if type(kinds) is dict:
                     _sum_numbers(self.sanitizer, kinds, f"{surface}.")
+
+    def _media(
+        self, row: Row, execution: dict[str, Any], day: date, file: str, number: int
+    ) -> None:
+        refusal = add_media(self.media, (day, row.source, row.lane), execution)
+        if refusal is not None:
+            self.refused_count += 1
+            if len(self.refused) < SAMPLES:
+                self.refused.append(_sample(row, file, number, refusal))
 
     def _status(self, policy: PolicyKey) -> PolicyStatus:
         status = self.statuses.get(policy)
@@ -235,6 +264,10 @@ class Builder:
             input_errors=tuple(self.input_errors),
             group_by=self.query.group_by,
             groups=self._groups(),
+            hours={HourKey._make(key): count for key, count in self.hours.items()},
+            media={MediaKey._make(key): MediaCounts(*counts) for key, counts in self.media.items()},
+            refused_images=Finding(self.refused_count, tuple(self.refused)),
+            route_refusals=Finding(self.route_refusals_count, tuple(self.route_refusals)),
         )
 
     def merge(self, other: Builder, line_offset: int) -> None:
@@ -248,6 +281,15 @@ class Builder:
         self.stale_count += other.stale_count
         self.unconfirmed_count += other.unconfirmed_count
         self.malformed_count += other.malformed_count
+        self.refused_count += other.refused_count
+        self.route_refusals_count += other.route_refusals_count
+        _extend_shifted(self.refused, other.refused, line_offset)
+        _extend_shifted(self.route_refusals, other.route_refusals, line_offset)
+        for hour, count in other.hours.items():
+            self.hours[hour] = self.hours.get(hour, 0) + count
+        for key, counts in other.media.items():
+            mine = self.media.setdefault(key, [0] * len(counts))
+            mine[:] = [a + b for a, b in zip(mine, counts, strict=True)]
         _extend_shifted(self.stale, other.stale, line_offset)
         _extend_shifted(self.unconfirmed, other.unconfirmed, line_offset)
         _extend_shifted(self.malformed, other.malformed, line_offset)
@@ -288,7 +330,7 @@ class Builder:
         return groups
 
 
-def _sample(row: Row, file: str, number: int) -> Sample:
+def _sample(row: Row, file: str, number: int, note: str | None = None) -> Sample:
     return Sample(
         row.decision_id,
         file,
@@ -299,6 +341,7 @@ def _sample(row: Row, file: str, number: int) -> Sample:
         row.facts.catalog,
         row.rule,
         row.policy,
+        note,
     )
 
 

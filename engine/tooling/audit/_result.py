@@ -46,12 +46,62 @@ class Sample:
     catalog: str
     rule: str | None
     policy: PolicyKey
+    note: str | None = None
+    """What a finding says about this decision, when more than its facts (a refusal's reason)."""
 
 
 @dataclass(frozen=True)
 class Finding:
     count: int = 0
     samples: tuple[Sample, ...] = ()
+
+
+@dataclass(frozen=True)
+class MediaCounts:
+    """What the adapters did with the images of some decisions (their `execution` sections)."""
+
+    decisions: int = 0
+    images: int = 0
+    """Images the tools produced (`images_found`)."""
+    attached: int = 0
+    refused: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    """Bytes the tools produced, and bytes that reached the model as pixels."""
+
+    @property
+    def kept_out(self) -> int:
+        """Images that did not reach the model as pixels (text lane, refused, over the limit)."""
+        return max(self.images - self.attached, 0)
+
+    @property
+    def bytes_saved(self) -> int:
+        return max(self.bytes_before - self.bytes_after, 0)
+
+    def __add__(self, other: MediaCounts) -> MediaCounts:
+        return MediaCounts(*(a + b for a, b in zip(self.row(), other.row(), strict=True)))
+
+    def row(self) -> tuple[int, ...]:
+        return (
+            self.decisions,
+            self.images,
+            self.attached,
+            self.refused,
+            self.bytes_before,
+            self.bytes_after,
+        )
+
+
+class MediaKey(NamedTuple):
+    day: date
+    source: str | None
+    lane: str
+
+
+class HourKey(NamedTuple):
+    day: date
+    hour: int
+    lane: str
 
 
 @dataclass(frozen=True)
@@ -117,6 +167,15 @@ class AuditResult:
     group_by: tuple[str, ...] = ()
     groups: Mapping[tuple[str, ...], Mapping[str, int]] = field(default_factory=dict)
     """Group values -> decisions by lane, for `--group-by`."""
+    hours: Mapping[HourKey, int] = field(default_factory=dict)
+    """Decisions by hour and lane, for lanes over time in a short trace."""
+    media: Mapping[MediaKey, MediaCounts] = field(default_factory=dict)
+    """Images and bytes by day, source and lane."""
+    refused_images: Finding = Finding()
+    """Decisions in which an image was refused (corrupt, over a limit, withheld by the payload
+    guard); samples carry the first reason. Not counted in `findings`: the gate worked."""
+    route_refusals: Finding = Finding()
+    """Decisions on a route that refuses images in tool results (`path=refuses`)."""
 
     @property
     def findings(self) -> int:
@@ -128,6 +187,14 @@ class AuditResult:
         totals: Counter[str] = Counter()
         for key, count in self.cube.items():
             totals[read(key)] += count
+        return totals
+
+    def media_by(self, read: Callable[[MediaKey], str]) -> dict[str, MediaCounts]:
+        """Image counts grouped by a reading of their key (`lambda key: key.lane`, ...)."""
+        totals: dict[str, MediaCounts] = {}
+        for key, counts in self.media.items():
+            name = read(key)
+            totals[name] = totals.get(name, MediaCounts()) + counts
         return totals
 
     def facts(self) -> Counter[Facts]:

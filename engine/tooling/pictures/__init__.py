@@ -27,6 +27,7 @@ from typing import Final
 
 from ..._load import CompiledPolicy
 from .._diff import PolicyDiff
+from ..audit._result import AuditResult
 
 PICTURES: Final = ("html", "svg", "markdown")
 """The picture formats of `explain` and `diff` (next to their `text` and `json`)."""
@@ -63,3 +64,10 @@ def render_diff_picture(diff: PolicyDiff, form: str) -> str:
     from ._grid_markdown import render_diff_markdown
 
     return render_diff_markdown(diff)
+
+
+def render_audit_report(result: AuditResult) -> str:
+    """The audit as one self-contained HTML page."""
+    from ._audit_html import render_audit_html
+
+    return render_audit_html(result)

@@ -22,7 +22,7 @@ from visiongate.engine.tooling.audit._inputs import InputError, TraceInput, expa
 from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
 from visiongate.engine.tooling.audit._read import parse_time
 from visiongate.engine.tooling.audit._report import FORMATS, render
-from visiongate.engine.tooling.audit._result import GROUP_NAMES
+from visiongate.engine.tooling.audit._result import GROUP_NAMES, AuditResult
 
 HELP = "summarize decision traces for auditors, or explain one decision (--decision ID)"
 FILTERS = ("provider", "model", "lane", "rule", "source")
@@ -53,6 +53,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--decision", metavar="ID", help="explain one decision in plain words")
     parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write a self-contained HTML report (charts, findings) to FILE",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=_cores(),
@@ -79,14 +84,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"visiongate audit: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     if args.decision:
+        if args.html:
+            print(
+                "visiongate audit: error: --html reports a summary, not --decision", file=sys.stderr
+            )
+            return EXIT_USAGE
         return _explain(inputs, args.decision, query, args.policy)
     result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
+    if args.html and not _write_report(result, args.html):
+        return EXIT_USAGE
     _print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
         return EXIT_USAGE
     return EXIT_FINDINGS if result.findings else EXIT_OK
+
+
+def _write_report(result: AuditResult, target: str) -> bool:
+    from visiongate.engine.tooling.pictures import render_audit_report
+
+    try:
+        Path(target).write_text(render_audit_report(result), encoding="utf-8")
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"visiongate audit: error: cannot write `{target}`: {reason}", file=sys.stderr)
+        return False
+    print(f"visiongate audit: report written to {target}", file=sys.stderr)
+    return True
 
 
 def _cores() -> int:
