@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from visiongate.cli import main
+from visiongate.engine._vocabulary import CELL_COUNT
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,24 @@ def test_demo_writes_every_payload_and_the_trace(demo_run: tuple[Path, str]) -> 
     assert len(records) == 7
     assert {record["source"] for record in records} == {"mcp", "computer_use"}
     assert all(record["policy"]["name"] == "default" for record in records)
+
+
+def test_demo_writes_the_table_picture_and_an_audit_report(demo_run: tuple[Path, str]) -> None:
+    out, stdout = demo_run
+    table, svg, report = (
+        out / "decision-table.html",
+        out / "decision-table.svg",
+        out / "audit-report.html",
+    )
+    assert f"table:    {table}" in stdout
+    assert f"report:   {report}" in stdout
+    assert table.read_text().count('<g class="cell"') == CELL_COUNT
+    assert svg.read_text().startswith("<svg")
+    page = report.read_text()
+    assert "7 decisions" in page
+    # The demo's truncated PNG and its seventh image over the limit are refusals, linked.
+    assert "Decisions with refused images: 2" in page
+    assert page.count('href="#decision-') == 2
 
 
 def test_text_lane_payloads_carry_no_pixels(demo_run: tuple[Path, str]) -> None:

@@ -3,7 +3,8 @@
 The bundled default policy, catalog and registry decide; the example MCP server (started over
 stdio with the official SDK) and a locally drawn computer-use capture produce the images; the
 local OCR backend describes them in the text lane. Every provider payload and the JSONL trace
-are written to an output folder.
+are written to an output folder, with the decision table as a picture and an audit report of
+the trace.
 """
 
 from __future__ import annotations
@@ -199,6 +200,32 @@ async def run_demo(
         for number, scenario in enumerate(SCENARIOS, start=1):
             outcomes.append(await demo.run(session, scenario, number))
     return outcomes
+
+
+@dataclass(frozen=True)
+class Pictures:
+    table: Path
+    table_svg: Path
+    report: Path
+
+
+def write_pictures(out: Path) -> Pictures:
+    """The decision table of the bundled policy (a page and its SVG grid) and an audit report
+    of the demo's own trace, written under `out`."""
+    from visiongate.engine import load_policy
+    from visiongate.engine.tooling.audit._aggregate import aggregate
+    from visiongate.engine.tooling.audit._inputs import expand
+    from visiongate.engine.tooling.pictures import render_audit_report, render_table_picture
+
+    compiled = load_policy("default")
+    pictures = Pictures(
+        out / "decision-table.html", out / "decision-table.svg", out / "audit-report.html"
+    )
+    pictures.table.write_text(render_table_picture(compiled, "html"), encoding="utf-8")
+    pictures.table_svg.write_text(render_table_picture(compiled, "svg"), encoding="utf-8")
+    result = aggregate(expand([str(out / "trace.jsonl")]))
+    pictures.report.write_text(render_audit_report(result), encoding="utf-8")
+    return pictures
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:

@@ -41,6 +41,7 @@ figcaption { color: var(--muted); font-size: 13px; }
 .facts strong { display: block; font-size: 20px; }
 .finding { border-left-color: #b3261e; }
 .ok { border-left-color: #2e7d32; }
+.lane-native, .lane-text { white-space: nowrap; padding: 0 3px; }
 .lane-native { background: #cfe2f3; }
 .lane-text { background: #f3f3f3; }
 svg.defs { position: absolute; width: 0; height: 0; }
@@ -48,8 +49,9 @@ svg.defs { position: absolute; width: 0; height: 0; }
   @page { size: A4 landscape; margin: 12mm; }
   body { padding: 0; max-width: none; font-size: 10pt; }
   * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
-  h2 { break-after: avoid; }
+  h2, h3, figcaption { break-after: avoid; }
   figure, table, tr { break-inside: avoid; }
+  figure svg { width: auto; height: auto; max-height: 160mm; }
   a { color: inherit; text-decoration: none; }
 }
 """

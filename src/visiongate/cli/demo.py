@@ -24,7 +24,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from visiongate._demo import excerpt, legend, render_table, run_demo, summary_rows
+    from visiongate._demo import (
+        excerpt,
+        legend,
+        render_table,
+        run_demo,
+        summary_rows,
+        write_pictures,
+    )
     from visiongate.adapters.mcp._session import McpLimits
 
     out = Path(args.out).resolve()
@@ -48,4 +55,7 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(f"payloads: {out / 'payloads'}/ ({len(outcomes)} files, one per scenario)")
     print(f"trace:    {out / 'trace.jsonl'} (audit it: visiongate audit {out / 'trace.jsonl'})")
+    pictures = write_pictures(out)
+    print(f"table:    {pictures.table} (the decision grid; SVG: {pictures.table_svg.name})")
+    print(f"report:   {pictures.report} (the audit of this trace, open it in a browser)")
     return EXIT_OK
