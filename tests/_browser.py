@@ -12,6 +12,8 @@ Content-Security-Policy violation), and every URL the page requested.
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import json
 import os
 import select
@@ -119,25 +121,30 @@ class Browser:
         self._answers, answers_write = os.pipe()
         log = Path(self.profile.name) / "chromium.log"
         self._log = log.open("wb")
-
-        def give_pipes() -> None:
-            # The pipes must be fds 3 and 4 in the child; duplicate first so that neither
-            # dup2 overwrites the other's source, and so both lose close-on-exec.
-            read, write = os.dup(commands_read), os.dup(answers_write)
-            os.dup2(read, 3)
-            os.dup2(write, 4)
-
+        # Chromium wants the pipes as fds 3 and 4. Move them above 10 first, so that the
+        # shell's `3<&` and `4>&` cannot overwrite one with the other, then let bash (dash
+        # takes no fd above 9) put them in place and exec the browser (no `preexec_fn`,
+        # which is unsafe in a process with threads).
+        high_read = fcntl.fcntl(commands_read, fcntl.F_DUPFD_CLOEXEC, 10)
+        high_write = fcntl.fcntl(answers_write, fcntl.F_DUPFD_CLOEXEC, 10)
+        for fd in (commands_read, answers_write):
+            os.close(fd)
+        command = [
+            executable,
+            *FLAGS,
+            f"--user-data-dir={self.profile.name}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
         self.process = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={self.profile.name}",
-             f"--window-size={width},{height}", "about:blank"],
+            ["bash", "-c", f'exec "$@" 3<&{high_read} 4>&{high_write}', "bash", *command],
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=self._log,
-            preexec_fn=give_pipes,  # noqa: PLW1509 - the tests start no threads that fork
-            close_fds=False,
-        )  # fmt: skip
-        os.close(commands_read)
-        os.close(answers_write)
+            pass_fds=(high_read, high_write),
+        )
+        os.close(high_read)
+        os.close(high_write)
 
     def __enter__(self) -> Browser:
         return self
@@ -155,10 +162,8 @@ class Browser:
             self.process.wait(10)
         finally:
             for fd in (self._commands, self._answers):
-                try:
+                with contextlib.suppress(OSError):  # already closed by an earlier close()
                     os.close(fd)
-                except OSError:
-                    pass  # already closed by an earlier close()
             self._log.close()
             self.profile.cleanup()
 

@@ -164,3 +164,21 @@ def test_the_pages_load_nothing_and_run_nothing() -> None:
     assert "<script" not in page
     # The only URL is the SVG namespace, which names and does not load.
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
+
+
+def test_each_policy_page_shows_its_grid_picture() -> None:
+    from visiongate.engine.tooling._docs import MARKER, generate_pages
+
+    pages = {page.relative_path: page.text for page in generate_pages()}
+    for policy in POLICIES:
+        page, picture = pages[f"{policy}.md"], pages[f"{policy}.svg"]
+        assert f"]({Path(policy).name}.svg)" in page  # a link relative to the page
+        assert picture.startswith(MARKER)
+        assert len(svg_cells(picture.removeprefix(MARKER))) == CELL_COUNT
+
+
+def test_chart_axes_and_byte_counts_read_easily() -> None:
+    from visiongate.engine.tooling.pictures._charts import bytes_text, nice_step
+
+    assert [nice_step(v) for v in (0, 4, 7, 9, 41, 401)] == [1, 1, 2, 5, 20, 200]
+    assert [bytes_text(v) for v in (812, 1_400_000, 3_800_000_000)] == ["812 B", "1.4 MB", "3.8 GB"]

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
-from ._media import add_media
+from ._media import first_reason, media_counts
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
 from ._read import Malformed, PolicyKey, Row, parse_line
 from ._result import (
@@ -25,7 +25,6 @@ from ._result import (
     CubeKey,
     Finding,
     HourKey,
-    MediaCounts,
     MediaKey,
     PolicyUse,
     Sample,
@@ -111,10 +110,12 @@ class Builder:
         # For the pictures: lanes by hour, and images and bytes by (day, source, lane) as
         # lists of the `MediaCounts` fields, summed in place.
         self.hours: dict[tuple[date, int, str], int] = {}
-        self.media: dict[tuple[date, str | None, str], list[int]] = {}
+        # Execution sections summed per (day, source, lane), and how many there were; the
+        # report's images and bytes, and the summary's execution totals, come from these.
+        self.media: dict[tuple[date, str | None, str], dict[str, int]] = {}
+        self.media_decisions: dict[tuple[date, str | None, str], int] = {}
         self.warnings: Counter[str] = Counter()
         self.warned = 0
-        self.execution: dict[str, int] = {}
         self.sanitizer: dict[str, int] = {}
         self.lost_records = 0
         self.amendments = 0
@@ -189,9 +190,18 @@ class Builder:
             self.warned += 1
             for text in row.warnings:
                 _bounded_add(self.warnings, text, 1)
-        if row.execution:
-            _sum_numbers(self.execution, row.execution)
-            self._media(row, row.execution, day, file, number)
+        execution = row.execution
+        if execution:
+            where = (day, row.source, row.lane)
+            sums = self.media.get(where)
+            if sums is None:
+                sums = self.media[where] = {}
+                self.media_decisions[where] = 0
+            _sum_numbers(sums, execution)
+            self.media_decisions[where] += 1
+            refused = execution.get("refused")
+            if refused:
+                self._refused(row, refused, file, number)
         if row.facts.path == "refuses":
             self.route_refusals_count += 1
             if len(self.route_refusals) < SAMPLES:
@@ -203,14 +213,10 @@ class Builder:
                 if type(kinds) is dict:
                     _sum_numbers(self.sanitizer, kinds, f"{surface}.")
 
-    def _media(
-        self, row: Row, execution: dict[str, Any], day: date, file: str, number: int
-    ) -> None:
-        refusal = add_media(self.media, (day, row.source, row.lane), execution)
-        if refusal is not None:
-            self.refused_count += 1
-            if len(self.refused) < SAMPLES:
-                self.refused.append(_sample(row, file, number, refusal))
+    def _refused(self, row: Row, refused: Any, file: str, number: int) -> None:
+        self.refused_count += 1
+        if len(self.refused) < SAMPLES:
+            self.refused.append(_sample(row, file, number, first_reason(refused)))
 
     def _status(self, policy: PolicyKey) -> PolicyStatus:
         status = self.statuses.get(policy)
@@ -258,14 +264,17 @@ class Builder:
             warned_decisions=self.warned,
             lost_records=self.lost_records,
             amendments=self.amendments,
-            execution=dict(self.execution),
+            execution=self._execution_totals(),
             sanitizer=dict(self.sanitizer),
             inputs=tuple(self.inputs),
             input_errors=tuple(self.input_errors),
             group_by=self.query.group_by,
             groups=self._groups(),
             hours={HourKey._make(key): count for key, count in self.hours.items()},
-            media={MediaKey._make(key): MediaCounts(*counts) for key, counts in self.media.items()},
+            media={
+                MediaKey._make(key): media_counts(sums, self.media_decisions[key])
+                for key, sums in self.media.items()
+            },
             refused_images=Finding(self.refused_count, tuple(self.refused)),
             route_refusals=Finding(self.route_refusals_count, tuple(self.route_refusals)),
         )
@@ -287,15 +296,16 @@ class Builder:
         _extend_shifted(self.route_refusals, other.route_refusals, line_offset)
         for hour, count in other.hours.items():
             self.hours[hour] = self.hours.get(hour, 0) + count
-        for key, counts in other.media.items():
-            mine = self.media.setdefault(key, [0] * len(counts))
-            mine[:] = [a + b for a, b in zip(mine, counts, strict=True)]
+        for key, sums in other.media.items():
+            _sum_numbers(self.media.setdefault(key, {}), sums)
+            self.media_decisions[key] = (
+                self.media_decisions.get(key, 0) + other.media_decisions[key]
+            )
         _extend_shifted(self.stale, other.stale, line_offset)
         _extend_shifted(self.unconfirmed, other.unconfirmed, line_offset)
         _extend_shifted(self.malformed, other.malformed, line_offset)
         for text, count in other.warnings.items():
             _bounded_add(self.warnings, text, count)
-        _sum_numbers(self.execution, other.execution)
         _sum_numbers(self.sanitizer, other.sanitizer)
         self.warned += other.warned
         self.lost_records += other.lost_records
@@ -304,6 +314,12 @@ class Builder:
             if not self.inputs or self.inputs[-1] != file:
                 self.inputs.append(file)
         self.input_errors += other.input_errors
+
+    def _execution_totals(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for sums in self.media.values():
+            _sum_numbers(totals, sums)
+        return totals
 
     def _policy_uses(self) -> tuple[PolicyUse, ...]:
         counts: Counter[PolicyKey] = Counter()

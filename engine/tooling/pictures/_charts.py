@@ -132,7 +132,7 @@ def nice_step(value: int) -> int:
     """The axis step: 1, 2 or 5 times a power of ten, such that `TICKS` steps reach `value`
     (an axis that reads easily: 0, 2, 4, 6, 8)."""
     needed = max(value, 1) / TICKS
-    power = 10 ** max(math.floor(math.log10(needed)), 0)
+    power: int = 10 ** max(math.floor(math.log10(needed)), 0)
     for step in (1, 2, 5, 10):
         if step * power >= needed:
             return step * power
