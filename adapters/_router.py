@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from mcp.types import CallToolResult
-
 from visiongate.engine import Gate
 
 from ._cache import ImageCache
 from ._routed import RoutedResult
+from .mcp._wire import read_tool_result
 from .payloads import Payload, Withheld, render_payload
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
@@ -64,7 +63,7 @@ class Router:
 
     async def mcp(
         self,
-        result: CallToolResult,
+        result: object,
         *,
         provider: str,
         model: str,
@@ -72,24 +71,29 @@ class Router:
         seen_hashes: Iterable[str] = (),
         api: str | None = None,
     ) -> RoutedResult:
-        """Route an MCP tool result (`mcp.types.CallToolResult`).
+        """Route an MCP tool result: the SDK's `CallToolResult` (1.x or 2.x), a wire dict
+        (camelCase, `_meta`) or any object with the same fields (the FastMCP client's result).
+        It is validated first: a malformed one raises `ValueError` naming the first bad field,
+        and no decision is recorded.
 
         `seen_hashes`: SHA-256 of images already in the conversation (the `sha256` of earlier
         attached images); such an image is not attached again, and the text says so. `api`:
         the payload shape you will render (default: the route's own); images are fitted and
         guarded for it before the record is written."""
+        checked = read_tool_result(result)
         context = self._context("mcp", provider, model, seen_hashes, api)
-        return self._traced(await route_mcp(result, context, tool_name=tool_name))
+        return self._traced(await route_mcp(checked, context, tool_name=tool_name))
 
     async def mcp_text(
-        self, result: CallToolResult, *, provider: str, model: str, tool_name: str | None = None
+        self, result: object, *, provider: str, model: str, tool_name: str | None = None
     ) -> str:
         """What a caller that takes a string really gets: the tool's text, a `MEDIA:` line per
         image, and descriptions where the lane says `describe`. A string carries no pixels,
         so in the native lane the images stay as paths and none is fitted; one record is
         written, and it says so (`delivery: string`, nothing attached)."""
+        checked = read_tool_result(result)
         context = self._context("mcp", provider, model, delivery="string")
-        return self._traced(await route_mcp(result, context, tool_name=tool_name)).text
+        return self._traced(await route_mcp(checked, context, tool_name=tool_name)).text
 
     async def screenshot(
         self,
