@@ -18,7 +18,7 @@ from ._cache import ImageCache
 from ._routed import RoutedResult
 from ._router import Router
 from .images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
-from .payloads import API_NAMES, Payload, render_payload
+from .payloads import API_NAMES, Payload, render_payload, render_turn
 from .sanitize import Sanitizer
 from .vision import (
     Description,
@@ -51,6 +51,7 @@ __all__ = [
     "process_image",
     "process_images",
     "render_payload",
+    "render_turn",
 ]
 
 _CLIENT_NAMES = ("call_and_route", "call_mcp_tool")

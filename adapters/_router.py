@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -21,8 +21,9 @@ from visiongate.engine import Gate
 
 from ._cache import ImageCache
 from ._routed import RoutedResult
-from .mcp._wire import read_tool_result
-from .payloads import Payload, Withheld, render_payload
+from .mcp._edge import read_tool_result
+from .payloads import Payload, ToolCall, Withheld, merge_turn, render_payload
+from .payloads._turn import tool_calls
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
 
@@ -147,6 +148,18 @@ class Router:
         if payload.withheld and result.images and result.record:
             self._gate.trace(_amended(result.record, payload.api, payload.withheld))
         return payload
+
+    def render_turn(self, results: Sequence[ToolCall], api: str | None = None) -> Payload:
+        """The messages answering one assistant turn: `results` are `(routed, call_id)` or
+        `(routed, call_id, tool_name)`, in call order; each shape gets the turn as its API
+        wants it (one user message of `tool_result` blocks for Anthropic, every `tool`
+        message before the images for OpenAI Chat, one content of `functionResponse` parts
+        for Gemini, ...). Records are amended as by `payload`."""
+        calls = tool_calls(results)
+        api = api or calls[0][0].api or calls[0][0].route.api
+        return merge_turn(
+            [self.payload(result, api, tool_call_id=i, tool_name=n) for result, i, n in calls]
+        )
 
     def _context(
         self,

@@ -11,7 +11,7 @@ def test_adapters_export_exactly_the_intended_names() -> None:
             "API_NAMES", "Description", "DescriptionNote", "ImageCache", "ImageTarget",
             "Payload", "ProcessedImage", "RefusedImage", "RoutedResult", "Router", "Sanitizer",
             "VisionBackend", "VisionUnavailable", "backend_from_config", "call_and_route",
-            "call_mcp_tool", "process_image", "process_images", "render_payload",
+            "call_mcp_tool", "process_image", "process_images", "render_payload", "render_turn",
         ]
     )  # fmt: skip
     for name in visiongate.adapters.__all__:

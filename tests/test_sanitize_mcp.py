@@ -37,7 +37,8 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
-from visiongate.adapters.mcp._wire import ToolResult, read_tool_result
+from visiongate.adapters.mcp._edge import read_tool_result
+from visiongate.adapters.mcp._wire import ToolResult
 from visiongate.adapters.sanitize import _mcp as mcp_clean
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 

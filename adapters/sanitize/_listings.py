@@ -185,7 +185,8 @@ ERROR_SPEC: Final[Spec] = {"code": _keep, "message": _text(ERROR), "data": _text
 def clean_listing(listing: _T, spec: Spec, sanitizer: Sanitizer) -> _T:
     """`listing` (an SDK model, a wire dict, or a list or tuple of them) cleaned by `spec`, in
     the shape it came in; the same object when nothing changed."""
-    return _clean_any(listing, lambda wire: spec, sanitizer)
+    cleaned: _T = _clean_any(listing, lambda wire: spec, sanitizer)
+    return cleaned
 
 
 def _clean_any(

@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from ..mcp._edge import read_tool_result
 from ..mcp._wire import (
     Annotations,
     BlobContents,
@@ -29,7 +30,6 @@ from ..mcp._wire import (
     TextContents,
     ToolResult,
     UnknownBlock,
-    read_tool_result,
 )
 from ._listings import (
     ERROR,
