@@ -15,21 +15,25 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from visiongate.engine import Gate
 
 from ._cache import ImageCache
+from ._history import BoundedHistory, bound_history
 from ._routed import RoutedResult
 from .mcp._edge import read_tool_result
 from .payloads import Payload, ToolCall, Withheld, merge_turn, render_payload
 from .payloads._turn import tool_calls
+from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
+from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 
 _BACKENDS_KEPT: Final = 32
+_Listing = TypeVar("_Listing")
 _LOG: Final = logging.getLogger("visiongate")
 
 
@@ -160,6 +164,41 @@ class Router:
         return merge_turn(
             [self.payload(result, api, tool_call_id=i, tool_name=n) for result, i, n in calls]
         )
+
+    def bound_history(self, conversation: Sequence[Mapping[str, Any]], api: str) -> BoundedHistory:
+        """The conversation to send next (messages, items or contents in the `api` shape) with
+        its images bounded by the policy's `execution.keep_recent_images` and
+        `execution.max_calls_per_image`: older images and repeats become their `MEDIA:` path
+        and a one-line note, removed in chunks so the cached prefix stays stable. The input is
+        not changed; call it on the whole history before each request."""
+        execution = self._gate.compiled.policy.execution
+        return bound_history(
+            conversation,
+            api,
+            keep_recent_images=execution.keep_recent_images,
+            max_calls_per_image=execution.max_calls_per_image,
+            cache=self._cache,
+        )
+
+    def sanitize_tools(self, listing: _Listing) -> _Listing:
+        """A `tools/list` result, a tool or a list of tools (the SDK's models of any version,
+        or wire dicts) with every string the model reads cleaned by the policy's `sanitize`
+        rules: names, descriptions, input and output schemas, annotations, `_meta`. Tool
+        descriptions are the classic injection surface: clean them before the model sees them.
+        Returns the same shape it was given (the same object when nothing changed)."""
+        return sanitize_tools(listing, self._sanitizer())
+
+    def sanitize_resources(self, listing: _Listing) -> _Listing:
+        """`resources/list`, `resources/templates/list` or `resources/read` results, resources
+        or templates, cleaned like `sanitize_tools`."""
+        return sanitize_resources(listing, self._sanitizer())
+
+    def sanitize_prompts(self, listing: _Listing) -> _Listing:
+        """`prompts/list` or `prompts/get` results or prompts, cleaned like `sanitize_tools`."""
+        return sanitize_prompts(listing, self._sanitizer())
+
+    def _sanitizer(self) -> Sanitizer:
+        return Sanitizer(self._gate.compiled.policy.sanitize)
 
     def _context(
         self,
