@@ -67,7 +67,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             commands.add_parser(name, help="(needs `pip install 'visiongate[mcp]'`)")
             continue
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
-        module.configure(sub)
+        try:
+            module.configure(sub)
+        except ImportError as error:
+            if only is not None or _missing_sdk(error) is None:
+                raise
         sub.set_defaults(handler=module.run)
     return parser
 
