@@ -111,13 +111,17 @@ def test_fifty_screenshot_turns_stay_bounded_in_every_shape(
     history: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
     previous: list[dict[str, Any]] = []
     breaks = 0
-    for messages in route_turns(router, api, screens):
+    sizes: list[str] = []
+    for turn, messages in enumerate(route_turns(router, api, screens), start=1):
         history += messages
         request = router.bound_history(history, api).messages
         assert images_in(request) <= KEEP
         if request[: len(previous)] != previous:
             breaks += 1  # the cached prefix of the last request no longer matches
         previous = request
+        if turn % 10 == 0:
+            kib = (len(json.dumps(history)) // 1024, len(json.dumps(request)) // 1024)
+            sizes.append(f"{turn}: {kib[0]:,}->{kib[1]:,}")
     assert images_in(history) == TURNS
     assert images_in(request) == KEEP - CHUNK + 1 + (TURNS - KEEP - 1) % CHUNK
     # Chunks of 5 from the 11th image on: the prefix changes on 8 of 50 requests, not 40.
@@ -128,6 +132,7 @@ def test_fifty_screenshot_turns_stay_bounded_in_every_shape(
             f"\n  {api:>16}: request {TURNS} carries {before:>10,} bytes unbounded, "
             f"{after:>9,} bounded ({images_in(request)} of {TURNS} images, "
             f"{before / after:.1f}x smaller; prefix changed on {breaks} of {TURNS} requests)"
+            f"\n  {'':>16}  KiB per request, unbounded->bounded, at turn {'  '.join(sizes)}"
         )
 
 
