@@ -122,6 +122,8 @@ def settings_of(policy: Policy) -> dict[str, str]:
     for source, native in sorted(execution.native_by_source.items()):
         flat |= {f"execution.native.sources.{source}.{k}": str(v) for k, v in vars(native).items()}
     flat |= {f"execution.text.{source}": execution.text_action(source) for source in SOURCES}
+    for key in ("keep_recent_images", "max_calls_per_image"):
+        flat[f"execution.{key}"] = str(getattr(execution, key) or "unbounded")
     flat |= {f"sanitize.{k}": str(v) for k, v in vars(sanitize).items()}
     return flat
 

@@ -196,6 +196,13 @@ def _execution(policy: Policy) -> list[str]:
             lines.append(_native_row(f"`{source}`", execution.native_by_source[source]))
     lines += ["", "| text lane source | action |", "|---|---|"]
     lines += [f"| `{source}` | {execution.text_action(source)} |" for source in SOURCES]
+    lines += [
+        "",
+        "| history | value |",
+        "|---|---|",
+        f"| keep_recent_images | {execution.keep_recent_images or 'unbounded'} |",
+        f"| max_calls_per_image | {execution.max_calls_per_image or 'unbounded'} |",
+    ]
     return [*lines, ""]
 
 

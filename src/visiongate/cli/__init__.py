@@ -58,14 +58,43 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             commands.add_parser(name, add_help=False)
             continue
-        module = _load(name)
+        try:
+            module = _load(name)
+        except ImportError as error:
+            if only is not None or _missing_sdk(error) is None:
+                raise
+            # The full help still lists a command whose extra is not installed.
+            commands.add_parser(name, help="(needs `pip install 'visiongate[mcp]'`)")
+            continue
         sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
-        module.configure(sub)
+        try:
+            module.configure(sub)
+        except ImportError as error:
+            if only is not None or _missing_sdk(error) is None:
+                raise
         sub.set_defaults(handler=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except ImportError as error:
+        # `mcp call` and `demo` need the MCP SDK (the `mcp` extra): say so in one line.
+        message = _missing_sdk(error)
+        if message is None:
+            raise
+        print(f"visiongate: {message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _missing_sdk(error: ImportError) -> str | None:
+    from visiongate.adapters.mcp._sdk import missing_sdk_message
+
+    return missing_sdk_message(error)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(only=first if first in COMMANDS else None)

@@ -15,8 +15,6 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from mcp.types import CallToolResult, ImageContent, TextContent
-
 from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters._router import Router
 from visiongate.adapters.payloads._render import API_NAMES
@@ -92,15 +90,15 @@ def build_router(args: argparse.Namespace) -> Router:
     return Router(gate, cache=args.cache_dir)
 
 
-def mcp_result(files: list[Path], text: str) -> CallToolResult:
-    """An MCP result as a server would send it: the text, then one `ImageContent` per file,
-    declared by file extension (the router sniffs the bytes and trusts no declaration)."""
-    blocks: list[TextContent | ImageContent] = [TextContent(text=text)] if text else []
+def mcp_result(files: list[Path], text: str) -> dict[str, Any]:
+    """An MCP result as a server would send it on the wire: the text, then one image block per
+    file, declared by file extension (the router sniffs the bytes and trusts no declaration)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for file in files:
         declared = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         encoded = base64.b64encode(file.read_bytes()).decode("ascii")
-        blocks.append(ImageContent(data=encoded, mime_type=declared))
-    return CallToolResult(content=list(blocks))
+        blocks.append({"type": "image", "data": encoded, "mimeType": declared})
+    return {"content": blocks}
 
 
 def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
