@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from visiongate.cli import EXIT_OK
+from visiongate.cli._common import output_directory
 
 HELP = "run the whole mission end to end, offline: real MCP server, gate, images, OCR, payloads"
 
@@ -23,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from visiongate._demo import excerpt, legend, render_table, run_demo, summary_rows
 
+    output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
     out = Path(args.out).resolve()
     print("visiongate demo: one gate decides for every image source (bundled policy, catalog,")
     print("provider registry; local OCR as the auxiliary vision backend; no network)\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from typing import Any
 
 from mcp import MCPError
@@ -20,7 +21,7 @@ from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters._router import Router
 from visiongate.adapters.mcp._client import call_and_route
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, guarded
+from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
 HELP = "call a tool on an MCP server over stdio and route its result"
@@ -50,12 +51,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if not command:
-        print("visiongate mcp call: give the server command after `--`")
+        print("visiongate mcp call: error: give the server command after `--`", file=sys.stderr)
         return EXIT_USAGE
     arguments = parse_arguments(args.args)
     if arguments is None:
-        print(f"visiongate mcp call: --args must be a JSON object, not `{args.args}`")
+        print(
+            f"visiongate mcp call: error: --args must be a JSON object, not `{args.args}`",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
+    check_gate_inputs(args)
     outcome = guarded(lambda: _call(args, command, arguments))
     if isinstance(outcome, int):
         return outcome
