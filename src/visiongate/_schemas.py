@@ -21,6 +21,7 @@ SCHEMA_VERSIONS: Final[dict[str, int]] = {
     "registry-show": 1,
     "routes-list": 1,
     "probe": 1,
+    "rule": 1,
     "version": 1,
 }
 """Output name -> the `schema_version` it carries."""
