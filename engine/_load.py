@@ -140,7 +140,7 @@ def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
     if policy is None or (isinstance(policy, str) and is_bundled_policy(policy)):
         name = DEFAULT_POLICY if policy is None else str(policy)
         return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
-    return read_source_file(policy), str(policy)
+    return read_source_file(policy, "policy"), str(policy)
 
 
 def load_policy(policy: str | Path | None = None) -> CompiledPolicy:

@@ -136,8 +136,9 @@ def _duplicate_key(key: Any, here: Location, first: Location, path: DocumentPath
     )
 
 
-def read_source_file(path: str | Path) -> str:
-    """The text of a policy, registry, catalog or config file; `PolicyError` if unreadable."""
+def read_source_file(path: str | Path, kind: str = "file") -> str:
+    """The text of a policy, registry, catalog or config file (`kind` names which, e.g.
+    `agent config`); `PolicyError` at the file's own location if unreadable."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -147,7 +148,8 @@ def read_source_file(path: str | Path) -> str:
                 Diagnostic(
                     "unreadable-file",
                     "error",
-                    f"cannot read `{path}`: {reason}",
+                    f"cannot read the {kind} `{path}`: {reason[:1].lower()}{reason[1:]}",
+                    Location(str(path)),
                     help="check the path, and that the file is readable UTF-8 text",
                 )
             ]

@@ -111,8 +111,10 @@ def format_text(text: str, label: str = "<policy>", kind: Kind | None = None) ->
     kind = kind or kind_of(text)
     if kind is None:
         raise NotPolicyError(f"`{label}` is not a policy or a policy test file")
+    from ruamel.yaml.comments import CommentedMap
+
     document = _load(text, label)
-    if not isinstance(document, dict):
+    if not isinstance(document, CommentedMap):
         raise FormatError(f"`{label}` is not a mapping of keys to values")
     if kind == "policy":
         _tree.canonical_policy(document, text)

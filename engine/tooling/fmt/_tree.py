@@ -121,7 +121,7 @@ def quote_boolean_words(node: Any, path: tuple[str | int, ...] = ()) -> None:
 def quote_version(document: CommentedMap, text: str) -> None:
     """`version: 1.10` as `version: "1.10"`: the number as written, never as YAML reads it."""
     value = document.get("version")
-    if value is None or isinstance(value, str) or isinstance(value, bool):
+    if value is None or isinstance(value, str | bool):
         return
     line, column = document.lc.value("version")
     written = text.splitlines()[line][column:].split(" #", 1)[0].strip()

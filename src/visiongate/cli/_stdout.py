@@ -83,7 +83,7 @@ class guarded_stdout:  # lower case: used as a context manager, named like one
         self._guard = _GuardedStdout(self._original)
 
     def __enter__(self) -> guarded_stdout:
-        sys.stdout = self._guard  # type: ignore[assignment]  # print() needs only write()
+        sys.stdout = self._guard  # a TextIOBase: print() needs only write() and flush()
         return self
 
     def __exit__(
