@@ -69,7 +69,10 @@ def validate_output(name: str, document: Any) -> None:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(schema, registry=_registry())
-    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(document)]
+    problems = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator.iter_errors(document)
+    ]
     assert not problems, problems[:5]
     assert document["schema_version"] == SCHEMA_VERSIONS[name]
 

@@ -188,7 +188,9 @@ def test_a_bad_pyproject_table_exits_3(project: Path, capsys: pytest.CaptureFixt
 def test_an_undeclared_test_file_is_reported_as_skipped_not_ignored_silently(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "never-pixels.yaml").write_text((POLICIES / "examples" / "never-pixels.yaml").read_text())
+    (project / "never-pixels.yaml").write_text(
+        (POLICIES / "examples" / "never-pixels.yaml").read_text()
+    )
     (project / "x.test.yaml").write_text(TEST_FILE.replace("visiongate: policy-test\n", ""))
     code, _out, err = run(capsys, "test")
     assert code == 2

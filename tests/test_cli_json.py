@@ -41,7 +41,9 @@ def test_the_decision_record_schema_version_is_the_engines() -> None:
 
 @pytest.mark.parametrize("extra", [[], ["--explain"]])
 def test_decide_json(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    validate_output("decision-record", _document(capsys, "decide", "--facts", FACTS, "--json", *extra))
+    validate_output(
+        "decision-record", _document(capsys, "decide", "--facts", FACTS, "--json", *extra)
+    )
     resolved = _document(capsys, "decide", *TARGET, "--json", *extra)
     validate_output("decision-record", resolved)
     assert resolved["provider"] == "anthropic"
@@ -54,7 +56,9 @@ def test_explain_json_names_the_policy_and_its_sha(capsys: pytest.CaptureFixture
 
 
 def test_diff_json(capsys: pytest.CaptureFixture[str]) -> None:
-    validate_output("diff", _document(capsys, "diff", "default", "examples/strict-routes", "--json"))
+    validate_output(
+        "diff", _document(capsys, "diff", "default", "examples/strict-routes", "--json")
+    )
 
 
 @pytest.mark.parametrize("fixture", ["shadowed.yaml", "redundant.yaml", "unused-ignore.yaml"])
@@ -77,7 +81,9 @@ def test_test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert document["summary"] == {"pass": 0, "fail": 1, "error": 1}
 
 
-def test_route_json_with_and_without_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_route_json_with_and_without_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     image = tmp_path / "screen.png"
     image.write_bytes(screenshot_png())
     argv = ["route", "--source", "browser", "--image", str(image), *TARGET]
@@ -104,7 +110,9 @@ def test_registry_show_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_routes_list_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     routes = tmp_path / "routes.json"
-    RouteOverlay(routes).record(LearnedRoute.today("openrouter", "x/y", "refuses", "learned", "400"))
+    RouteOverlay(routes).record(
+        LearnedRoute.today("openrouter", "x/y", "refuses", "learned", "400")
+    )
     document = _document(capsys, "routes", "list", "--routes", str(routes), "--json")
     validate_output("routes-list", document)
     assert document["routes"][0]["model"] == "x/y"

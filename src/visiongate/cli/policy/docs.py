@@ -73,12 +73,18 @@ def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
 
     stale = stale_pages(out, pages, orphans)
     for path in stale:
-        print(f"stale: {path}")
+        print(f"stale: {_shown(path)}")
     if stale:
         print("policy docs are out of date: run `visiongate docs` and commit the result")
         return EXIT_FINDINGS
-    print(f"{len(pages)} policy page(s) up to date in {out.as_posix()}")
+    print(f"{len(pages)} policy page(s) up to date in {_shown(out)}")
     return EXIT_OK
+
+
+def _shown(path: str | Path) -> str:
+    from visiongate.engine.tooling.lint._check import display_path
+
+    return display_path(path)
 
 
 def _write(out: Path, pages: Sequence[DocPage]) -> int:
@@ -89,6 +95,6 @@ def _write(out: Path, pages: Sequence[DocPage]) -> int:
     except OSError as error:
         raise UsageError(f"cannot write the pages in `{out}`: {error.strerror}") from None
     for path in written:
-        print(f"wrote {path}")
-    print(f"{len(pages)} policy page(s) in {out.as_posix()}, {len(written)} changed")
+        print(f"wrote {_shown(path)}")
+    print(f"{len(pages)} policy page(s) in {_shown(out)}, {len(written)} changed")
     return EXIT_OK
