@@ -51,7 +51,9 @@ def test_rule_prints_every_page_from_the_installed_package(
 def test_lint_text_links_each_finding_to_its_page(capsys: pytest.CaptureFixture[str]) -> None:
     _code, out, _err = run(capsys, "lint", str(LINT_DATA / "shadowed.yaml"))
     findings = re.findall(r"\]: ", out)
-    assert findings and len(re.findall(r"\n  rule: `visiongate rule [a-z-]+`", out)) == len(findings)
+    assert findings and len(re.findall(r"\n  rule: `visiongate rule [a-z-]+`", out)) == len(
+        findings
+    )
 
 
 def test_lint_junit(capsys: pytest.CaptureFixture[str]) -> None:

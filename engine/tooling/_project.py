@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .lint._codes import LINT_CODES, lint_code
+from .lint._source import did_you_mean
 
 CONFIG_FILE: Final = ".visiongate.yaml"
 PYPROJECT: Final = "pyproject.toml"
@@ -207,8 +208,6 @@ class _Checker:
         )
 
     def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: tuple[str, ...]) -> None:
-        from .._validate import did_you_mean
-
         for key in table:
             if key not in allowed:
                 self.report((*path, key), f"unknown key `{key}`", did_you_mean(key, allowed))
@@ -236,14 +235,10 @@ class _Checker:
     def choice(self, value: Any, allowed: Sequence[str], path: tuple[str, ...]) -> str | None:
         if value is None or value in allowed:
             return value  # type: ignore[no-any-return]
-        from .._validate import did_you_mean
-
         self.report(path, f"unknown level `{value}`", did_you_mean(value, allowed))
         return None
 
     def severity(self, value: Any) -> dict[str, str]:
-        from .._validate import did_you_mean
-
         found: dict[str, str] = {}
         for code, level in self.mapping(value, ("lint", "severity")).items():
             path = ("lint", "severity", code)

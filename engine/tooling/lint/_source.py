@@ -12,10 +12,11 @@ from ._codes import LINT_CODES, lint_code
 LINT_LEVELS = ("error", "warning", "info", "ignore")
 
 
-def did_you_mean(word: object, choices: list[str]) -> str:
-    from ..._validate import did_you_mean as suggest  # cerberus: imported on this path only
+def did_you_mean(word: object, choices: Sequence[str]) -> str:
+    """`_validate.did_you_mean`, imported on this (error) path only: it imports cerberus."""
+    from ..._validate import did_you_mean as suggest
 
-    return suggest(word, choices)
+    return suggest(word, list(choices))
 
 
 def boolean_words(loaded: LoadedYaml, reported: Sequence[Diagnostic]) -> list[Diagnostic]:
