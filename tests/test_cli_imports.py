@@ -19,7 +19,8 @@ PROBE = """
 import json, sys
 from visiongate.cli import main
 code = main(sys.argv[1:])
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r} or m.startswith("visiongate"))
+heavy = {heavy!r}
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in heavy or m.startswith("visiongate"))
 print(json.dumps(loaded), file=sys.stderr)
 """
 

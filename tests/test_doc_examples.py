@@ -23,8 +23,16 @@ from typing import Any
 
 import pytest
 import yaml
-from _doc_blocks import README, REFERENCE, ROOT, Block, Command, every_block, shell_commands
-from _doc_blocks import workflow_commands
+from _doc_blocks import (
+    README,
+    ROOT,
+    Block,
+    Command,
+    every_block,
+    shell_commands,
+    workflow_commands,
+)
+from _routing_helpers import VisionEndpoint, aux_config
 
 from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import main
@@ -141,6 +149,7 @@ def test_every_documented_command_runs_as_written(
     monkeypatch.chdir(workspace)
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(workspace / "images"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(workspace / "state"))  # its routes file
     if command.argv[:2] == ("docs", "--check"):
         assert main(["docs"]) == 0  # a project whose pages were generated and committed
         capsys.readouterr()
@@ -258,26 +267,30 @@ def test_the_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     [block] = [b for b in python_blocks() if "Gate.load()" in b.text]
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
-    exec(compile(block.text, block.where, "exec"), namespace)  # noqa: S102  # our own README
+    exec(compile(block.text, block.where, "exec"), namespace)  # our own README, run as written
     assert namespace["decision"].lane == "native"
 
 
 def test_the_agent_developer_example_runs_against_a_real_mcp_server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, endpoint: VisionEndpoint
 ) -> None:
     """The example's context (an MCP result, a tool call, a provider and model, a PNG) comes
-    from a real session with the example server; the block itself runs as written."""
+    from a real session with the example server, and its `agent.yaml` names a vision endpoint
+    on loopback; the block itself runs as written."""
     [block] = [b for b in python_blocks() if "await router.mcp(" in b.text]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path / "images"))
-    Path("agent.yaml").write_text("agent:\n  image_input_mode: auto\n")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the refusal it reports
+    config = aux_config(endpoint.base_url, image_input_mode="native")
+    Path("agent.yaml").write_text(yaml.safe_dump(config))
     body = textwrap.indent(block.text, "    ")
     source = f"async def example(result, call, p, m, png):\n{body}\n    return locals()\n"
     namespace: dict[str, Any] = {}
-    exec(compile(source, block.where, "exec"), namespace)  # noqa: S102  # our own README
+    exec(compile(source, block.where, "exec"), namespace)  # our own README, run as written
     found = asyncio.run(_with_result(namespace["example"]))
     assert found["routed"].lane == "native" and found["messages"]
     assert found["shot"].lane == "text"  # after the refusal it reported, the route refuses
+    assert found["answer"].lane == "text" and endpoint.questions  # described on loopback
     assert Path("decisions.jsonl").read_text().count("\n") >= 4
 
 
