@@ -71,15 +71,15 @@ def _print(times: dict[str, list[float]], runs: int, cold: bool) -> None:
     state = "cold" if cold else "warm"
     print(f"visiongate CLI cold start, median of {runs} runs, policy cache {state}")
     print(f"load average {load} on {os.cpu_count()} cores")
-    print(f"{'command':<28}{'median':>10}{'ratio':>9}  goal (idle machine)")
+    print(f"{'command':<36}{'median':>10}{'ratio':>9}  goal (idle machine)")
     label = 'python3 -c "import yaml"'
-    print(f"{label:<28}{base * 1000:>8.1f}ms{1.0:>8.2f}x")
+    print(f"{label:<36}{base * 1000:>8.1f}ms{1.0:>8.2f}x")
     for name, values in times.items():
         if name == "baseline":
             continue
         median = statistics.median(values)
         goal = f"  <= {GOALS[name]} ms" if name in GOALS else ""
-        print(f"{'visiongate ' + name:<28}{median * 1000:>8.1f}ms{median / base:>8.2f}x{goal}")
+        print(f"{'visiongate ' + name:<36}{median * 1000:>8.1f}ms{median / base:>8.2f}x{goal}")
 
 
 def main() -> None:
