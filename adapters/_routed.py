@@ -16,6 +16,7 @@ from typing import Any, Final
 from visiongate.engine.facts._registry import ProviderRoute
 
 from .images import ProcessedImage
+from .sanitize._media import UNVERIFIED, mark_unverified_media
 from .vision import DescriptionNote
 
 __all__ = [
@@ -30,8 +31,8 @@ __all__ = [
 MEDIA_PREFIX: Final = "MEDIA:"
 """The start of a line naming a file this router wrote; agents' surfaces attach such files."""
 
-UNVERIFIED: Final = "[unverified] "
-_MEDIA_LINE: Final = re.compile(r"^([ \t]*)(?=media:)", re.IGNORECASE | re.MULTILINE)
+# JSON leaves these raw inside strings, and `str.splitlines()` breaks lines on them.
+_RAW_LINE_BREAKS: Final = re.compile("[\x7f-\x9f\u2028\u2029]")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
@@ -79,14 +80,15 @@ def media_line(path: str) -> str:
 
 
 def json_line(label: str, value: Any) -> str:
-    """`label: <compact JSON>`; non-JSON values are shown with `repr` so nothing is lost."""
-    return f"{label}: {json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)}"
+    """`label: <compact JSON>` on one line under any line-splitting rule; non-JSON values are
+    shown with `repr` so nothing is lost.
 
-
-def mark_unverified_media(text: str) -> tuple[str, int]:
-    """`text` with `[unverified] ` before every line that starts like a `MEDIA:` line.
-
-    Only this router writes `MEDIA:` lines; one in a tool's own text could steer an agent
-    surface that attaches such files into sending a file of the tool's choosing.
+    The server's strings cannot start a line of their own (a `MEDIA:` line, say): JSON escapes
+    the C0 controls, and the C1 controls, U+2028 and U+2029 are escaped here.
     """
-    return _MEDIA_LINE.subn(rf"\1{UNVERIFIED}", text)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    return f"{label}: {_RAW_LINE_BREAKS.sub(_escaped, text)}"
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"

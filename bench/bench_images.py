@@ -182,7 +182,7 @@ def single_pass(data: bytes, result: ProcessedImage, target: ImageTarget) -> Non
     image = standard_mode(image)
     if image.size != (result.width, result.height):
         image = image.resize((result.width, result.height), RESAMPLE, reducing_gap=2.0)
-    encode(prepare(image, _codec_of(result)), _codec_of(result), result.quality, None)
+    encode(prepare(image, _codec_of(result)), _codec_of(result), result.quality)
 
 
 def _codec_of(result: ProcessedImage) -> Codec:

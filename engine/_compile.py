@@ -1,39 +1,69 @@
 """Compilation: durable-rules evaluates every rule over the whole input space, once.
 
-The policy becomes a durable-rules JSON ruleset; the 54 cells are asserted as facts (facts,
-not events: a fact fires *every* rule it matches, so overlaps are seen); each firing records
-`(rule index, cell index)`. The hit policy is then applied in Python and the result frozen
-into a table. durable-rules is never called on the decide path: it is not thread-safe, its
-ruleset names are process-global and cannot be redefined, and a post costs ~14 µs.
+The policy becomes durable-rules JSON rulesets; every cell is asserted as a fact (facts, not
+events: a fact fires *every* rule it matches, so overlaps are seen); each firing records
+`(condition, cell)`. The hit policy is then applied in Python and the result frozen into a
+table. durable-rules is never called on the decide path: it is not thread-safe, and a post
+costs ~14 µs.
 
-We use `durable.engine.Ruleset` directly rather than a `Host`: a Host starts two timer
-threads that never stop and call into the C engine concurrently (durable_rules #291/#292).
+Designed around the engine's fixed limits (durable-rules 2.0.28, `src/rules`), so that every
+policy the schema accepts compiles:
+
+- Rules with the same `when` match the same cells, so each distinct condition is evaluated
+  once, whatever the number of rules sharing it (65 copies of one rule once failed with
+  error 303).
+- A condition is a conjunction of `fact != value` for every value it excludes, never a
+  disjunction: every `$or` branch takes one of the 128 entries of a shared node's list
+  (error 107, `NEXT_LIST_LENGTH`) and adds a path to the traversal stack.
+- At most `GROUP_SIZE` conditions share a ruleset, and every cell is asserted against each
+  group. Without disjunctions the alpha network is a trie, and its traversal stack holds
+  at most one pending subtree per matched condition: 48 stays below the stack's 64 slots
+  (error 303, `MAX_STACK_SIZE`), the 256 rules one node may carry and the 512 buckets of
+  a node's children.
+
+The engine never frees what a ruleset allocates, so it runs in a child process that is
+replaced when its memory passes a budget (`_compile_worker`, `EngineWorker`).
 """
 
 from __future__ import annotations
 
+import atexit
+import itertools
+import json
+import logging
+import os
+import select
+import subprocess
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
-from durable.engine import MessageNotHandledException, Ruleset
-
-from ._policy import Policy, Rule
+from . import _compile_worker
+from ._policy import Condition, Policy
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
 
-# durable-rules keeps global C state; every call into it happens under this lock.
-_ENGINE_LOCK = threading.Lock()
-# Match sets by policy content hash: a ruleset name can be registered once per process, so a
-# policy seen before (a reload of unchanged content) reuses its matches. Bounded.
-_MATCH_CACHE: OrderedDict[str, Mapping[Cell, tuple[int, ...]]] = OrderedDict()
-_MATCH_CACHE_SIZE = 64
+logger = logging.getLogger("visiongate")
+
+GROUP_SIZE: Final = 48
+"""Distinct conditions per durable-rules ruleset (see the module docstring)."""
+
+_MATCH_CACHE_SIZE: Final = 64
+_WORKER_RSS_MB: Final = 256.0
+_WORKER_TIMEOUT: Final = 120.0
+_serial = itertools.count(1)
 
 
 class CompileError(RuntimeError):
     """durable-rules failed or disagreed with itself; never expected for a valid policy."""
+
+
+class _WorkerGone(Exception):
+    """The worker process ended (killed, crashed) before answering."""
 
 
 @dataclass(frozen=True)
@@ -50,78 +80,218 @@ class CellVerdict:
         return self.rule is None
 
 
-def ruleset_name(policy: Policy) -> str:
-    """A process-unique ruleset name derived from the policy content (and rule structure)."""
-    return f"visiongate_{policy.sha256[:24]}"
+ConditionKey = tuple[tuple[str, ...], ...]
+"""Per fact, in vocabulary order, the values a condition excludes."""
 
 
-def _rule_definition(rule: Rule, record: Any) -> dict[str, Any]:
-    # Every fact carries `cell`; the always-true test keeps an empty `when` a valid condition.
-    conjunction: list[dict[str, Any]] = [{"$gte": {"cell": 0}}]
-    for fact in FACT_NAMES:
-        if fact in rule.when:
-            values = [value for value in FACTS[fact] if value in rule.when[fact]]
-            conjunction.append({"$or": [{fact: value} for value in values]})
-    return {"all": [{"m": {"$and": conjunction}}], "run": record}
+def condition_key(when: Condition) -> ConditionKey:
+    return tuple(
+        tuple(value for value in FACTS[fact] if fact in when and value not in when[fact])
+        for fact in FACT_NAMES
+    )
 
 
-def _recorder(index: int, fired: list[tuple[int, int]]) -> Any:
-    # One positional parameter: durable-rules treats a two-parameter action as asynchronous.
-    def run(closure: Any) -> None:
-        fired.append((index, int(closure.m.cell)))
+def durable_condition(key: ConditionKey) -> dict[str, Any]:
+    """A condition as durable-rules JSON: `cell >= 0` (every fact has it) and `fact != value`."""
+    tests: list[dict[str, Any]] = [{"$gte": {"cell": 0}}]
+    for fact, excluded in zip(FACT_NAMES, key, strict=True):
+        tests.extend({"$neq": {fact: value}} for value in excluded)
+    return {"$and": tests}
 
-    return run
+
+def ruleset_name(policy: Policy, group: int) -> str:
+    """Unique in the process and its workers: content hash, group and a serial number."""
+    return f"visiongate_{policy.sha256[:16]}_{group}_{os.getpid()}_{next(_serial)}"
 
 
-def _evaluate(policy: Policy) -> list[tuple[int, int]]:
-    fired: list[tuple[int, int]] = []
-    definition = {
-        f"r{rule.index}": _rule_definition(rule, _recorder(rule.index, fired))
-        for rule in policy.rules
+def compile_request(policy: Policy, keys: Sequence[ConditionKey]) -> dict[str, Any]:
+    groups = [keys[start : start + GROUP_SIZE] for start in range(0, len(keys), GROUP_SIZE)]
+    return {
+        "rulesets": [
+            {
+                "name": ruleset_name(policy, number),
+                "rules": {
+                    f"c{position}": durable_condition(key) for position, key in enumerate(group)
+                },
+            }
+            for number, group in enumerate(groups)
+        ],
+        "facts": [
+            dict(zip(FACT_NAMES, cell, strict=True), cell=index)
+            for index, cell in enumerate(all_cells())
+        ],
     }
-    if not definition:
-        return fired
-    ruleset = Ruleset(ruleset_name(policy), None, definition)
-    facts = [dict(zip(FACT_NAMES, cell, strict=True), cell=i) for i, cell in enumerate(all_cells())]
-    failure: list[BaseException] = []
 
-    def complete(error: BaseException | None, _state: Any) -> None:
-        if error is not None:
-            failure.append(error)
 
-    for fact in facts:
-        # Asserted one by one: a batch with one unmatched fact (a gap) raises for the batch.
+class EngineWorker:
+    """One durable-rules child process, started on first use and replaced when it retires."""
+
+    def __init__(self, max_rss_mb: float = _WORKER_RSS_MB, timeout: float = _WORKER_TIMEOUT):
+        self.max_rss_mb = max_rss_mb
+        self.timeout = timeout
+        self.started = 0
+        """Workers started so far (a retired worker is replaced by the next request)."""
+        self.peak_rss_mb = 0.0
+        """The highest RSS a worker reported after a compile, in MiB."""
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner = os.getpid()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def evaluate(self, request: Mapping[str, Any]) -> list[list[Any]]:
+        """Send one request; the worker's answer, or `CompileError`.
+
+        A worker found dead (killed, crashed) is replaced and asked once more; a worker
+        that does not answer within `timeout` is killed and the compile fails."""
+        line = json.dumps(request).encode() + b"\n"
+        with self._lock:
+            try:
+                answer = self._ask(line)
+            except _WorkerGone:
+                answer = self._ask_again(line)
+            except OSError as error:
+                return self._in_process(request, error)
+        if "error" in answer:
+            raise CompileError(str(answer["error"]))
+        return list(answer["fired"])
+
+    def _ask_again(self, line: bytes) -> dict[str, Any]:
         try:
-            handle = ruleset.assert_fact(fact)
-        except MessageNotHandledException:
-            continue
-        ruleset.do_actions(handle, complete)
-    state = ruleset.get_state("0")
-    if failure or "exception" in state:
-        # durable-rules swallows exceptions raised inside actions into the state.
-        raise CompileError(f"durable-rules failed: {failure or state['exception']}")
-    return fired
+            return self._ask(line)
+        except (_WorkerGone, OSError) as error:
+            # Not compiled in process: whatever killed the worker twice could kill the caller.
+            raise CompileError(f"the durable-rules worker died twice: {error}") from error
+
+    def _ask(self, line: bytes) -> dict[str, Any]:
+        process = self._running()
+        try:
+            assert process.stdin is not None
+            process.stdin.write(line)
+            process.stdin.flush()
+            answer: dict[str, Any] = json.loads(self._read_line(process))
+        except (BrokenPipeError, _WorkerGone) as error:
+            self._stop(process)
+            raise _WorkerGone(str(error)) from error
+        except (OSError, ValueError) as error:
+            self._stop(process)
+            raise CompileError(f"the durable-rules worker failed: {error}") from error
+        except BaseException:
+            # Interrupted mid-request (Ctrl-C): its answer must never be read as the next one's.
+            self._stop(process)
+            raise
+        self.peak_rss_mb = max(self.peak_rss_mb, float(answer.get("rss_mb", 0.0)))
+        if answer.get("retire"):
+            self._stop(process)
+        return answer
+
+    def _in_process(self, request: Mapping[str, Any], error: OSError) -> list[list[Any]]:
+        # Where no child process can be started (an embedded interpreter without
+        # `sys.executable`), compile here: correct, but the engine's memory is not returned.
+        logger.warning("visiongate: compiling in process, the worker cannot start: %s", error)
+        try:
+            return _compile_worker.evaluate(dict(request))
+        except RuntimeError as failure:
+            raise CompileError(str(failure)) from failure
+
+    def close(self) -> None:
+        with self._lock:
+            if self._process is not None:
+                self._stop(self._process)
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._owner != os.getpid():
+            # A forked child: the pipes belong to the parent's worker; start our own.
+            self._process, self._owner = None, os.getpid()
+        if self._process is None or self._process.poll() is not None:
+            if not sys.executable:
+                raise OSError("no Python executable to start")
+            self._process = subprocess.Popen(
+                [sys.executable, "-P", str(Path(_compile_worker.__file__)), str(self.max_rss_mb)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C reaches the parent, which then closes stdin
+            )
+            self.started += 1
+        return self._process
+
+    def _read_line(self, process: subprocess.Popen[bytes]) -> bytes:
+        assert process.stdout is not None
+        descriptor = process.stdout.fileno()
+        chunks: list[bytes] = []
+        while not chunks or not chunks[-1].endswith(b"\n"):
+            ready, _, _ = select.select([descriptor], [], [], self.timeout)
+            if not ready:
+                raise OSError(f"no answer within {self.timeout:g} s")
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                raise _WorkerGone(f"the worker exited (status {process.wait()})")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _stop(self, process: subprocess.Popen[bytes]) -> None:
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        if self._process is process:
+            self._process = None
 
 
-def match_cells(policy: Policy) -> Mapping[Cell, tuple[int, ...]]:
+_WORKER: Final = EngineWorker()
+atexit.register(_WORKER.close)
+
+# Match sets by policy content hash, so a reload of unchanged content costs nothing. Bounded.
+_MATCH_CACHE: OrderedDict[str, Mapping[Cell, tuple[int, ...]]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def match_cells(
+    policy: Policy, worker: EngineWorker | None = None
+) -> Mapping[Cell, tuple[int, ...]]:
     """For every cell, the indexes (in rule order) of the rules whose `when` matches it."""
-    with _ENGINE_LOCK:
+    with _CACHE_LOCK:
         cached = _MATCH_CACHE.get(policy.sha256)
         if cached is not None:
             _MATCH_CACHE.move_to_end(policy.sha256)
             return cached
-        fired = _evaluate(policy)
-        cells = list(all_cells())
-        by_cell: dict[Cell, list[int]] = {cell: [] for cell in cells}
-        for rule_index, cell_index in fired:
-            by_cell[cells[cell_index]].append(rule_index)
-        matches = MappingProxyType(
-            {cell: tuple(sorted(set(indexes))) for cell, indexes in by_cell.items()}
-        )
+    rule_keys = [condition_key(rule.when) for rule in policy.rules]
+    keys = list(dict.fromkeys(rule_keys))
+    covered = _covered_cells(policy, keys, worker or _WORKER)
+    matches = MappingProxyType(
+        {
+            cell: tuple(index for index, key in enumerate(rule_keys) if key in covered[cell_index])
+            for cell_index, cell in enumerate(all_cells())
+        }
+    )
+    with _CACHE_LOCK:
         _MATCH_CACHE[policy.sha256] = matches
         if len(_MATCH_CACHE) > _MATCH_CACHE_SIZE:
             _MATCH_CACHE.popitem(last=False)
-        return matches
+    return matches
+
+
+def _covered_cells(
+    policy: Policy, keys: Sequence[ConditionKey], worker: EngineWorker
+) -> list[set[ConditionKey]]:
+    """For every cell (by index), the distinct conditions durable-rules fired for it."""
+    covered: list[set[ConditionKey]] = [set() for _cell in all_cells()]
+    if not keys:
+        return covered
+    try:
+        for group, name, cell_index in worker.evaluate(compile_request(policy, keys)):
+            covered[cell_index].add(keys[group * GROUP_SIZE + int(name[1:])])
+    except (IndexError, TypeError, ValueError) as error:
+        raise CompileError(f"durable-rules answered something unexpected: {error}") from error
+    return covered
 
 
 def decide_cell(policy: Policy, matched: tuple[int, ...]) -> CellVerdict:
@@ -134,7 +304,9 @@ def decide_cell(policy: Policy, matched: tuple[int, ...]) -> CellVerdict:
     return CellVerdict(winner.lane, winner.id, winner.reason, names)
 
 
-def compile_table(policy: Policy) -> Mapping[Cell, CellVerdict]:
+def compile_table(
+    policy: Policy, matches: Mapping[Cell, tuple[int, ...]] | None = None
+) -> Mapping[Cell, CellVerdict]:
     """The frozen decision table: every cell to its verdict."""
-    matches = match_cells(policy)
-    return MappingProxyType({cell: decide_cell(policy, matches[cell]) for cell in all_cells()})
+    found = match_cells(policy) if matches is None else matches
+    return MappingProxyType({cell: decide_cell(policy, found[cell]) for cell in all_cells()})

@@ -8,7 +8,7 @@ non-error diagnostics. Loading then parses the YAML (for locations) and rebuilds
 from the document.
 
 - Keyed by the sha256 of the policy text and a fingerprint of the engine (the package
-  version and the source of `visiongate.engine`'s modules), so an edited policy or an
+  version and the source of `visiongate.engine`'s own modules), so an edited policy or an
   upgraded (or, in a checkout, edited) engine never meets a stale entry.
 - In `$XDG_CACHE_HOME/visiongate/policies` (default `~/.cache/...`), or
   `$VISIONGATE_POLICY_CACHE`; `VISIONGATE_POLICY_CACHE=off` turns it off.
@@ -61,8 +61,11 @@ def engine_fingerprint() -> str:
     from visiongate import __version__
 
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
-    for module in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    engine = Path(__file__).parent
+    # The engine's own modules and private packages (`_yaml/`); not `facts/` or `tooling/`,
+    # which a compiled policy does not depend on.
+    for module in sorted([*engine.glob("*.py"), *engine.glob("_*/*.py")]):
+        digest.update(module.relative_to(engine).as_posix().encode() + b"\0" + module.read_bytes())
     return digest.hexdigest()[:24]
 
 

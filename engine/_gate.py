@@ -4,12 +4,19 @@ Everything that can be computed before a decision is computed at load: the table
 policy reference, the resolver's indexes. A reload builds a complete new state and swaps
 it in with one assignment, so a decision always sees one consistent policy, and a policy
 that fails to load never replaces the last good one.
+
+A reload applies a changed file only when it is complete: the same content at two polls
+(or a file renamed into place, unwritten since), a policy that loads, and one that keeps
+every invariant of the policy in force unless it lists the id under `drops_invariants`.
+A half-written file is never read as a policy (a prefix of a policy is often a valid one).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +24,8 @@ from typing import Any, TypeAlias
 
 from ._compile import CellVerdict
 from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, as_sink
-from ._diagnostics import Diagnostic, PolicyError
-from ._load import CompiledPolicy, compile_policy_text, read_policy_source
+from ._diagnostics import Diagnostic, Location, PolicyError
+from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
 from ._validate import did_you_mean
 from ._vocabulary import FACTS, Cell
@@ -59,6 +66,79 @@ class ReloadResult:
     sha256: str
     """The sha of the policy in force after the attempt."""
     diagnostics: tuple[Diagnostic, ...] = ()
+    waiting: bool = False
+    """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
+
+
+QUIET_SECONDS = 0.05
+"""How long a file renamed into place must be left unwritten before it counts as complete."""
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One read of the policy file, with the file's identity and size around the read."""
+
+    text: str
+    file: str
+    sha256: str
+    signature: tuple[int, ...]
+    """(inode, device, size, mtime in ns); empty for a bundled policy, which never changes."""
+
+    @property
+    def inode(self) -> int | None:
+        return self.signature[0] if self.signature else None
+
+    def quiet(self) -> bool:
+        """Unwritten for `QUIET_SECONDS` (a bundled policy always is)."""
+        return not self.signature or time.time_ns() - self.signature[3] >= QUIET_SECONDS * 1e9
+
+
+def _signature(path: Path) -> tuple[int, ...]:
+    status = os.stat(path)
+    return (status.st_ino, status.st_dev, status.st_size, status.st_mtime_ns)
+
+
+def _policy_path(source: PolicySource) -> Path | None:
+    if source is None or (isinstance(source, str) and is_bundled_policy(source)):
+        return None
+    return Path(source)
+
+
+def _look(source: PolicySource) -> _Seen | None:
+    """The file as it is now; None if it changed while being read (a writer is at work)."""
+    path = _policy_path(source)
+    try:
+        before = _signature(path) if path is not None else ()
+        text, file = read_policy_source(source)
+        after = _signature(path) if path is not None else ()
+    except OSError as error:
+        raise PolicyError(
+            [Diagnostic("unreadable-file", "error", f"cannot read `{source}`: {error.strerror}")]
+        ) from error
+    return _Seen(text, file, source_sha256(text), after) if before == after else None
+
+
+def _dropped_invariants(running: CompiledPolicy, candidate: CompiledPolicy) -> list[Diagnostic]:
+    """Invariants in force that the new file loses without listing them in `drops_invariants`."""
+    new = candidate.policy
+    kept = {invariant.id for invariant in new.invariants} | set(new.drops_invariants)
+    where = (
+        new.source.location(("invariants",), key=True)
+        if new.invariants
+        else Location(new.path, 1, 1)
+    )
+    return [
+        Diagnostic(
+            "invariant-dropped",
+            "error",
+            f"invariant `{invariant.id}` of the policy in force is missing from the new file",
+            where,
+            help=f"restore it, or list `{invariant.id}` under `drops_invariants:` "
+            "to remove it on purpose",
+        )
+        for invariant in running.policy.invariants
+        if invariant.id not in kept
+    ]
 
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
@@ -113,6 +193,10 @@ class Gate:
         self._source = source
         self._trace = trace
         self._reload_lock = threading.Lock()
+        self._pending: _Seen | None = None
+        """What the previous poll saw of a changed file, to compare with the next one."""
+        self._failed_sha: str | None = None
+        self._inode = _initial_inode(source)
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -202,25 +286,57 @@ class Gate:
 
     # -- reloading ------------------------------------------------------------------------------
 
-    def reload(self) -> ReloadResult:
-        """Reload the policy file if its content changed; keep the last good policy on failure."""
+    def reload(self, *, wait: bool = True) -> ReloadResult:
+        """Apply the policy file if it changed and is complete; keep the last good policy.
+
+        A change is applied when it is stable: the same content (and size and mtime) at two
+        polls, or a file renamed into place and left unwritten for `QUIET_SECONDS`. With
+        `wait` (a direct call) the second poll follows after `QUIET_SECONDS`; `watch` polls
+        once per interval and passes `wait=False`. Until then the result is `waiting`."""
         with self._reload_lock:
             current = self._state
-            try:
-                text, file = read_policy_source(self._source)
-            except PolicyError as error:
-                return self._reload_failed(current, error.diagnostics, "unreadable")
-            if source_sha256(text) == current.ref.sha256:
-                if current.warnings:
-                    self._state = _state(current.compiled)
-                return ReloadResult(False, True, current.ref.sha256)
-            try:
-                compiled = compile_policy_text(text, file)
-            except PolicyError as error:
-                return self._reload_failed(current, error.diagnostics, source_sha256(text)[:12])
-            self._state = _state(compiled)
-            logger.info("visiongate: policy %s reloaded (sha256 %s)", file, compiled.policy.sha256)
-            return ReloadResult(True, True, compiled.policy.sha256)
+            for attempt in range(2 if wait else 1):
+                if attempt:
+                    time.sleep(QUIET_SECONDS)
+                try:
+                    seen = _look(self._source)
+                except PolicyError as error:
+                    return self._reload_failed(current, error.diagnostics, "unreadable")
+                if seen is not None and seen.sha256 == current.ref.sha256:
+                    self._pending = self._failed_sha = None
+                    self._inode = seen.inode
+                    if current.warnings:
+                        self._state = _state(current.compiled)
+                    return ReloadResult(False, True, current.ref.sha256)
+                if seen is not None and self._stable(seen):
+                    self._pending = None
+                    return self._apply(current, seen)
+                self._pending = seen
+            return ReloadResult(False, True, current.ref.sha256, waiting=True)
+
+    def _stable(self, seen: _Seen) -> bool:
+        if seen == self._pending:
+            return True  # unchanged since the previous poll
+        return seen.inode != self._inode and seen.quiet()  # renamed into place, then left alone
+
+    def _apply(self, current: _State, seen: _Seen) -> ReloadResult:
+        # From now on this inode counts as seen: rewriting it in place needs two polls.
+        self._inode = seen.inode
+        if seen.sha256 == self._failed_sha:
+            # Already reported: a broken file is not recompiled (nor logged) at every poll.
+            return ReloadResult(False, False, current.ref.sha256, waiting=False)
+        try:
+            compiled = compile_policy_text(seen.text, seen.file)
+        except PolicyError as error:
+            self._failed_sha = seen.sha256
+            return self._reload_failed(current, error.diagnostics, seen.sha256[:12])
+        dropped = _dropped_invariants(current.compiled, compiled)
+        if dropped:
+            self._failed_sha = seen.sha256
+            return self._reload_failed(current, tuple(dropped), seen.sha256[:12])
+        self._state, self._failed_sha = _state(compiled), None
+        logger.info("visiongate: policy %s reloaded (sha256 %s)", seen.file, compiled.policy.sha256)
+        return ReloadResult(True, True, compiled.policy.sha256)
 
     def _reload_failed(
         self, current: _State, diagnostics: tuple[Diagnostic, ...], what: str
@@ -237,13 +353,16 @@ class Gate:
     def watch(
         self, interval: float = 1.0, on_reload: Callable[[ReloadResult], None] | None = None
     ) -> None:
-        """Poll the policy file in a daemon thread and reload it when it changes."""
+        """Poll the policy file in a daemon thread; apply a change once it is stable.
+
+        A file rewritten in place is applied at the second poll that sees it unchanged, a
+        file renamed into place at the first; write policies atomically (see README)."""
         if self._watcher is not None or self._source is None:
             return
 
         def loop() -> None:
             while not self._stop.wait(interval):
-                result = self.reload()
+                result = self.reload(wait=False)
                 if result.changed and on_reload is not None:
                     on_reload(result)
 
@@ -256,6 +375,14 @@ class Gate:
         if self._watcher is not None:
             self._watcher.join(timeout=5)
             self._watcher = None
+
+
+def _initial_inode(source: PolicySource) -> int | None:
+    path = _policy_path(source)
+    try:
+        return os.stat(path).st_ino if path is not None else None
+    except OSError:
+        return None
 
 
 def _fact_problem(cell: tuple[str, ...]) -> str:

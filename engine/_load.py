@@ -11,9 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from types import MappingProxyType
 
-from ._compile import CellVerdict, compile_table, decide_cell, match_cells
+from ._compile import CellVerdict, compile_table, match_cells
 from ._compile_cache import recall, remember
 from ._diagnostics import Diagnostic, PolicyError, has_errors
 from ._policy import Policy, build_policy, condition_matches
@@ -71,8 +70,8 @@ def _stage_build(context: _Context) -> None:
 
 def _stage_compile(context: _Context) -> None:
     assert context.policy is not None
-    table = compile_table(context.policy)
     matches = match_cells(context.policy)
+    table = compile_table(context.policy, matches)
     context.compiled = CompiledPolicy(context.policy, table, matches)
     context.diagnostics.extend(_unique_overlaps(context.compiled))
     context.diagnostics.extend(invariant_violations(context.compiled))
@@ -122,7 +121,7 @@ def _recalled(text: str, file: str) -> tuple[CompiledPolicy, list[Diagnostic]] |
     matches = entry.checked_matches(policy)
     if matches is None:
         return None
-    table = MappingProxyType({cell: decide_cell(policy, matches[cell]) for cell in all_cells()})
+    table = compile_table(policy, matches)  # the hit policy over the given match sets only
     diagnostics = [replace(d, location=replace(d.location, file=file)) for d in entry.diagnostics]
     return CompiledPolicy(policy, table, matches), diagnostics
 
@@ -140,7 +139,7 @@ def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
     if policy is None or (isinstance(policy, str) and is_bundled_policy(policy)):
         name = DEFAULT_POLICY if policy is None else str(policy)
         return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
-    return read_source_file(policy, "policy"), str(policy)
+    return read_source_file(policy, kind="policy"), str(policy)
 
 
 def load_policy(policy: str | Path | None = None) -> CompiledPolicy:
@@ -199,17 +198,16 @@ def _duplicate_ids(policy: Policy) -> list[Diagnostic]:
     return found
 
 
+# Overlaps listed at most; a policy of many copies of one rule would otherwise list every pair.
+MAX_OVERLAPS = 50
+
+
 def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
     policy = compiled.policy
     if policy.hit_policy != "unique":
         return []
-    pairs: dict[tuple[int, int], list[str]] = {}
-    for cell in all_cells():
-        matched = compiled.matches[cell]
-        for position, first in enumerate(matched):
-            for second in matched[position + 1 :]:
-                pairs.setdefault((first, second), []).append(format_cell(cell))
-    return [
+    pairs = _overlapping_pairs(compiled.matches)
+    found = [
         Diagnostic(
             "overlap",
             "error",
@@ -222,6 +220,37 @@ def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
         )
         for (a, b), cells in sorted(pairs.items())
     ]
+    if len(pairs) >= MAX_OVERLAPS:
+        found.append(
+            Diagnostic(
+                "overlap",
+                "error",
+                f"more pairs of rules overlap than the {MAX_OVERLAPS} listed",
+                policy.source.location(("rules",), key=True),
+                help="fix the pairs listed first, then lint again",
+            )
+        )
+    return found
+
+
+def _overlapping_pairs(matches: Mapping[Cell, tuple[int, ...]]) -> dict[tuple[int, int], list[str]]:
+    """Up to `MAX_OVERLAPS` pairs of rules matching a common cell, each with all its cells.
+
+    Pairs are found in cell order and stop at the bound, then each pair's cells are
+    collected: linear in cells x bound, where listing every pair would be quadratic."""
+    pairs: dict[tuple[int, int], list[str]] = {}
+    for matched in matches.values():
+        for position, first in enumerate(matched):
+            for second in matched[position + 1 :]:
+                if len(pairs) >= MAX_OVERLAPS:
+                    break
+                pairs.setdefault((first, second), [])
+    for cell, matched in matches.items():
+        present = set(matched)
+        for (first, second), cells in pairs.items():
+            if first in present and second in present:
+                cells.append(format_cell(cell))
+    return pairs
 
 
 def invariant_violations(compiled: CompiledPolicy) -> list[Diagnostic]:

@@ -70,6 +70,8 @@ class Policy:
     source: LoadedYaml
     lint_severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     lint_fail_level: str = "error"
+    drops_invariants: tuple[str, ...] = ()
+    """Invariant ids this version removes on purpose: a reload accepts their absence."""
 
 
 def unmet_fact(when: Condition, cell: Cell) -> str | None:
@@ -113,6 +115,7 @@ def build_policy(document: Mapping[str, Any], loaded: LoadedYaml) -> Policy:
         source=loaded,
         lint_severity=MappingProxyType(dict(lint.get("severity", {}))),
         lint_fail_level=str(lint.get("fail_level", "error")),
+        drops_invariants=tuple(document.get("drops_invariants", ())),
     )
 
 

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ._diagnostics import Diagnostic
-from ._validate import as_list, recode
+from ._validate import as_list, recode, strip_text
 from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 LINT_LEVELS = ("error", "warning", "info", "ignore")
+
+MAX_RULES = 2_000
+"""Rules (and invariants) in one policy. Compilation is linear in the rules, but the
+linter's table checks are not: at 2,000 rules a full lint takes seconds."""
+MAX_NAME = 128
+MAX_TEXT = 4_096
+
+_ID: dict[str, Any] = {
+    "type": "string",
+    "required": True,
+    "regex": NAME_PATTERN,
+    "maxlength": MAX_NAME,
+}
+_TEXT: dict[str, Any] = {"type": "string", "coerce": strip_text, "maxlength": MAX_TEXT}
 
 
 def _when_schema() -> dict[str, Any]:
@@ -34,18 +49,18 @@ def _native_schema() -> dict[str, Any]:
 
 
 RULE_SCHEMA: dict[str, Any] = {
-    "id": {"type": "string", "required": True, "regex": NAME_PATTERN},
+    "id": _ID,
     "when": {"type": "dict", "default": {}, "schema": _when_schema()},
     "lane": {"type": "string", "required": True, "allowed": list(LANES)},
-    "reason": {"type": "string", "required": True, "empty": False},
-    "description": {"type": "string"},
+    "reason": {**_TEXT, "required": True, "empty": False},
+    "description": _TEXT,
 }
 
 INVARIANT_SCHEMA: dict[str, Any] = {
-    "id": {"type": "string", "required": True, "regex": NAME_PATTERN},
+    "id": _ID,
     "when": {"type": "dict", "default": {}, "schema": _when_schema()},
     "expect": {"type": "string", "required": True, "allowed": list(LANES)},
-    "description": {"type": "string"},
+    "description": _TEXT,
 }
 
 EXECUTION_SCHEMA: dict[str, Any] = {
@@ -93,20 +108,34 @@ SANITIZE_SCHEMA: dict[str, Any] = {
 }
 
 POLICY_SCHEMA: dict[str, Any] = {
-    "policy": {"type": "string", "required": True, "regex": NAME_PATTERN},
-    "version": {"type": ["string", "integer", "float"], "required": True},
-    "description": {"type": "string", "required": True, "empty": False},
+    "policy": _ID,
+    "version": {
+        "type": ["string", "integer", "float"],
+        "required": True,
+        "coerce": strip_text,
+        "empty": False,
+        "maxlength": MAX_NAME,
+    },
+    "description": {**_TEXT, "required": True, "empty": False},
     "hit_policy": {"type": "string", "required": True, "allowed": list(HIT_POLICIES)},
     "default": {"type": "string", "required": True, "allowed": list(LANES)},
     "rules": {
         "type": "list",
         "required": True,
+        "maxlength": MAX_RULES,
         "schema": {"type": "dict", "schema": RULE_SCHEMA},
     },
     "invariants": {
         "type": "list",
         "default": [],
+        "maxlength": MAX_RULES,
         "schema": {"type": "dict", "schema": INVARIANT_SCHEMA},
+    },
+    "drops_invariants": {
+        "type": "list",
+        "default": [],
+        "maxlength": MAX_RULES,
+        "schema": {"type": "string", "regex": NAME_PATTERN, "maxlength": MAX_NAME},
     },
     "execution": {"type": "dict", "default": {}, "schema": EXECUTION_SCHEMA},
     "sanitize": {"type": "dict", "default": {}, "schema": SANITIZE_SCHEMA},
@@ -139,6 +168,14 @@ def refine_policy_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
             f"`{bad}` is not a value of fact `{fact}`",
             list(FACTS[fact]),
             bad,
+        )
+    if diagnostic.code == "too-large" and path == ("rules",):
+        return replace(
+            diagnostic,
+            code="too-many-rules",
+            message=f"a policy holds at most {MAX_RULES:,} rules",
+            help="merge rules with the same lane, or split the policy; "
+            "the decision table has only a few dozen cells",
         )
     is_lane = path[-1:] in (("lane",), ("expect",), ("default",))
     if diagnostic.code == "unknown-value" and is_lane:

@@ -2,21 +2,41 @@
 
 Cerberus reports a `document_path` per error; the loader kept a location per path, so every
 problem gets `file:line:col`. All errors are collected, never just the first.
+
+The schema is the only gate between YAML and the code that reads the document, so its types
+are strict: a boolean is not a number (`max_images: true` is not 1), a mapping key is a
+string, and `strip_text` makes a blank string empty. Values shown in messages are cut short.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import cerberus
+from cerberus import TypeDefinition
 from cerberus import errors as cerberus_errors
 
 from ._diagnostics import Diagnostic
-from ._yaml import DocumentPath, LoadedYaml
+from ._yaml import DocumentPath, LoadedYaml, shown
 
 Refine = Callable[[Diagnostic], Diagnostic]
+
+
+class StrictValidator(cerberus.Validator):  # type: ignore[misc]  # cerberus is untyped
+    """Cerberus, except that `True` is not an integer and not a float (bool subclasses int)."""
+
+    types_mapping: ClassVar[dict[str, TypeDefinition]] = {
+        **cerberus.Validator.types_mapping,
+        "integer": TypeDefinition("integer", (int,), (bool,)),
+        "float": TypeDefinition("float", (float, int), (bool,)),
+    }
+
+
+def strip_text(value: Any) -> Any:
+    """Strip a string before `empty: False` sees it, so `" "` counts as empty."""
+    return value.strip() if isinstance(value, str) else value
 
 
 def as_list(value: Any) -> Any:
@@ -61,7 +81,10 @@ def validate(
                 help="start from `policies/default.yaml`",
             )
         ]
-    validator = cerberus.Validator(dict(schema))
+    key_problems = _non_string_keys(loaded)
+    if key_problems:
+        return None, key_problems
+    validator = StrictValidator(dict(schema))
     ok = validator.validate(loaded.data)
     diagnostics: list[Diagnostic] = []
     if not ok:
@@ -70,6 +93,36 @@ def validate(
             diagnostics.append(refine(diagnostic) if refine else diagnostic)
     diagnostics.sort(key=lambda d: (d.location.line, d.location.column))
     return (validator.document if ok else None), diagnostics
+
+
+def _non_string_keys(loaded: LoadedYaml) -> list[Diagnostic]:
+    """Every mapping key that YAML read as a number or a boolean (`1.5:`, `yes:`).
+
+    Walked with an explicit stack: the loader bounds the depth, but nothing here relies on it."""
+    found: list[Diagnostic] = []
+    pending: list[tuple[DocumentPath, Any]] = [((), loaded.data)]
+    while pending:
+        path, value = pending.pop()
+        if not isinstance(value, dict | list):
+            continue
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, child in children:
+            part: str | int = key if isinstance(value, list) or isinstance(key, str) else str(key)
+            if isinstance(value, dict) and not isinstance(key, str):
+                word = loaded.boolean_words.get((*path, part), shown(key))
+                found.append(
+                    Diagnostic(
+                        "yaml-bad-key",
+                        "error",
+                        f"mapping key `{word}` is read by YAML as a "
+                        f"{'boolean' if isinstance(key, bool) else 'number'}, not a word",
+                        loaded.location((*path, part), key=True),
+                        (*path, part),
+                        help=f"quote it: `'{word}'`",
+                    )
+                )
+            pending.append(((*path, part), child))
+    return sorted(found, key=lambda d: (d.location.line, d.location.column))
 
 
 def _leaf_errors(errors: Sequence[Any]) -> Iterator[Any]:
@@ -125,10 +178,10 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
         return Diagnostic(
             "unknown-value",
             "error",
-            f"unknown value `{bad}`",
+            f"unknown value `{shown(bad)}`",
             location,
             path,
-            help=did_you_mean(bad, allowed),
+            help=did_you_mean(shown(bad), allowed),
         )
     if code == cerberus_errors.BAD_TYPE.code:
         expected = (
@@ -137,7 +190,7 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
         return Diagnostic(
             "bad-type",
             "error",
-            f"expected {_type_words(expected)}, found `{error.value}`",
+            f"expected {_type_words(expected)}, found `{shown(error.value)}`",
             location,
             path,
         )
@@ -148,21 +201,46 @@ def _value_diagnostic(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Dia
         return Diagnostic(
             "out-of-range",
             "error",
-            f"`{error.value}` must be {bound} {error.constraint}",
+            f"`{shown(error.value)}` must be {bound} {error.constraint}",
             location,
             path,
         )
+    if code == cerberus_errors.MAX_LENGTH.code:
+        return _too_long(error, loaded, path)
     if code == cerberus_errors.REGEX_MISMATCH.code:
         return Diagnostic(
             "bad-format",
             "error",
-            f"`{error.value}` is not a valid name",
+            f"`{shown(error.value)}` is not a valid name",
             location,
             path,
             help="use letters, digits, `-`, `_` and `.`, starting with a letter or digit",
         )
     return Diagnostic(
-        "invalid-value", "error", f"invalid value `{error.value}` ({error.rule})", location, path
+        "invalid-value",
+        "error",
+        f"invalid value `{shown(error.value)}` ({error.rule})",
+        location,
+        path,
+    )
+
+
+def _too_long(error: Any, loaded: LoadedYaml, path: DocumentPath) -> Diagnostic:
+    """A list past its bound is located at its first item too many; a string at itself."""
+    limit = int(error.constraint)
+    if isinstance(error.value, str):
+        what = f"a text of {len(error.value):,} characters (at most {limit:,})"
+        location = loaded.location(path)
+    else:
+        what = f"{len(error.value):,} items (at most {limit:,})"
+        location = loaded.location((*path, limit))
+    return Diagnostic(
+        "too-large",
+        "error",
+        f"`{path[-1] if path else 'document'}` holds {what}",
+        location,
+        path,
+        help="shorten it; the bound keeps loading and checking fast",
     )
 
 

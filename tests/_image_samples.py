@@ -11,9 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import skimage.data
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageCms, ImageDraw, ImageFont
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, sniff_media_type
+from visiongate.adapters.mcp._lying_images import lying_images
 
 ALL_FORMATS = ("image/jpeg", "image/png", "image/gif", "image/webp")
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
@@ -87,6 +88,20 @@ def exif_orientation(value: int) -> bytes:
     return exif.tobytes()
 
 
+def swapped_primaries_profile() -> bytes:
+    """A valid RGB colour profile that is not sRGB: lcms's sRGB with red and blue swapped."""
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    (count,) = struct.unpack_from(">I", profile, 128)
+    entries = {profile[132 + 12 * i : 136 + 12 * i]: 136 + 12 * i for i in range(count)}
+    red, blue = entries[b"rXYZ"], entries[b"bXYZ"]
+    swapped = bytearray(profile)
+    swapped[red : red + 8], swapped[blue : blue + 8] = (
+        profile[blue : blue + 8],
+        profile[red : red + 8],
+    )
+    return bytes(swapped)
+
+
 def png_chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
@@ -101,6 +116,42 @@ def png_declaring(width: int, height: int) -> bytes:
         + png_chunk(b"IDAT", data)
         + png_chunk(b"IEND", b"")
     )
+
+
+ADAM7 = (
+    (0, 0, 8, 8),
+    (4, 0, 8, 8),
+    (0, 4, 4, 8),
+    (2, 0, 4, 4),
+    (0, 2, 2, 4),
+    (1, 0, 2, 2),
+    (0, 1, 1, 2),
+)
+
+
+def adam7_png(picture: Image.Image, passes: int = 7) -> bytes:
+    """`picture` in grey as an interlaced PNG (Pillow writes none), with data for `passes`."""
+    grey = picture.convert("L")
+    width, height = grey.size
+    pixels = grey.tobytes()
+    rows = []
+    for x0, y0, dx, dy in ADAM7[:passes]:
+        for y in range(y0, height, dy):
+            line = pixels[y * width + x0 : (y + 1) * width : dx]
+            if line:
+                rows.append(b"\x00" + line)
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 1)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + png_chunk(b"IHDR", header)
+        + png_chunk(b"IDAT", zlib.compress(b"".join(rows)))
+        + png_chunk(b"IEND", b"")
+    )
+
+
+def lying(name: str) -> bytes:
+    """The bytes of the hostile sample called `name` (see `_lying_images`)."""
+    return next(sample.data for sample in lying_images() if sample.name == name)
 
 
 def animated(fmt: str, frames: int, size: tuple[int, int] = (48, 32)) -> bytes:

@@ -223,5 +223,8 @@ def test_mcp_call_server_that_dies_is_an_error_not_a_traceback(
     code = main(["mcp", "call", *TARGET, "--tool", "x", "--", sys.executable, "-c", "pass"])
     captured = capsys.readouterr()
     assert code == 2
-    assert "the MCP server failed: Connection closed" in captured.err
+    assert "the MCP server `python -c pass` closed the connection during `initialize`" in (
+        captured.err
+    )
+    assert "(it exited with status 0)" in captured.err
     assert "Traceback" not in captured.out + captured.err

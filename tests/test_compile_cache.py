@@ -38,7 +38,6 @@ def _no_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("durable-rules was asked to compile a cached policy")
 
     monkeypatch.setattr(_load, "match_cells", refuse)
-    monkeypatch.setattr(_load, "compile_table", refuse)
 
 
 def test_a_compiled_policy_is_recalled_without_validating_or_compiling_again(

@@ -57,3 +57,14 @@ def test_native_payload_attaches_the_screenshot_within_budget(demo_run: tuple[Pa
     images = [block for block in blocks if block["type"] == "image"]
     assert len(images) == 1
     assert len(images[0]["source"]["data"]) <= 262_144
+
+
+def test_demo_timeout_ends_a_slow_server_with_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The example server cannot start and answer `initialize` within 10 ms.
+    assert main(["demo", "--out", str(tmp_path), "--timeout", "0.01"]) == 2
+    err = capsys.readouterr().err
+    assert "visiongate demo: error: the MCP server `python -P -m " in err
+    assert "did not answer `initialize` within 0.01s; the server was stopped" in err
+    assert "Traceback" not in err

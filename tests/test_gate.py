@@ -112,14 +112,24 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+# never-pixels has its own invariant: switching to it drops default's on purpose.
+DEFAULT_INVARIANTS = (
+    "text-mode-never-attaches, refusing-route-never-attaches, native-mode-attaches-where-possible,"
+    " auto-only-trusts-the-catalog, auto-respects-configured-aux,"
+    " unverified-routes-only-for-models-that-see"
+)
+NEVER_PIXELS = (
+    bundled_policy_text("examples/never-pixels") + f"drops_invariants: [{DEFAULT_INVARIANTS}]\n"
+)
+
+
 def test_reload_picks_up_a_changed_policy(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     _write(policy, bundled_policy_text("default"))
     gate = Gate.load(policy)
     first_sha = gate.policy_ref.sha256
     assert gate.reload().changed is False
-    never = bundled_policy_text("examples/never-pixels")
-    _write(policy, never)
+    _write(policy, NEVER_PIXELS)
     result = gate.reload()
     assert result.changed and result.ok and result.sha256 != first_sha
     assert gate.decide_facts("auto", "vision", "unset", "accepts").lane == "text"
@@ -161,7 +171,7 @@ def test_watch_reloads_in_the_background(tmp_path: Path) -> None:
     reloaded = threading.Event()
     gate.watch(interval=0.05, on_reload=lambda result: reloaded.set())
     try:
-        _write(policy, bundled_policy_text("examples/never-pixels"))
+        _write(policy, NEVER_PIXELS)
         assert reloaded.wait(timeout=10)
         assert gate.compiled.policy.name == "never-pixels"
     finally:
@@ -170,7 +180,8 @@ def test_watch_reloads_in_the_background(tmp_path: Path) -> None:
 
 def test_concurrent_decisions_during_reloads_always_see_one_whole_policy(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
-    default, never = bundled_policy_text("default"), bundled_policy_text("examples/never-pixels")
+    default = bundled_policy_text("default") + "drops_invariants: [no-pixels-anywhere]\n"
+    never = NEVER_PIXELS
     _write(policy, default)
     gate = Gate.load(policy)
     names = {"default": None, "never-pixels": None}
@@ -189,7 +200,7 @@ def test_concurrent_decisions_during_reloads_always_see_one_whole_policy(tmp_pat
         thread.start()
     for index in range(6):
         _write(policy, (never if index % 2 == 0 else default) + f"\n# {index}\n")
-        gate.reload()
+        assert gate.reload().changed
     for thread in threads:
         thread.join()
     assert problems == []

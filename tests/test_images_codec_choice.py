@@ -38,7 +38,7 @@ class _FakeProbe:
 
 
 def _choose(probe: _FakeProbe) -> _image_fit._Choice | None:
-    fit_plan = _image_fit.plan(target(budget=1000), "image/png", 1, 1, (64, 64), None)
+    fit_plan = _image_fit.plan(target(budget=1000), "image/png", 1, 1, (64, 64))
     attempt = _image_fit._Attempt(probe, fit_plan, _image_fit._Kind())  # type: ignore[arg-type]
     return _image_fit._jpeg_if_better(attempt, _image_fit.WEBP_PHOTO_FLOOR)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 from _image_samples import (
+    ALL_FORMATS,
     animated,
     decode,
     encode,
@@ -16,9 +17,11 @@ from _image_samples import (
     sniff_media_type,
     target,
 )
-from PIL import Image
+from PIL import Image, ImageCms
+from PIL.PngImagePlugin import PngInfo
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images._structure import layout
 
 CASES_PER_SEED = 500
 TARGETS = (target(), target(formats=("image/png", "image/jpeg"), budget=6_000, edge=40))
@@ -133,3 +136,77 @@ def test_mutated_files_never_escape_or_attach_broken(
     print(f"\nfuzz: {total} cases over {len(names)} seed files: {dict(outcomes)}")
     assert total == len(names) * CASES_PER_SEED >= 2000
     assert outcomes["refused"] and outcomes["attached"]
+
+
+# -- metadata-laden inputs: every encoder, every output format ---------------------------------
+
+MARKER = b"VGMARK"
+METADATA_CASES = 400
+SINGLE_TARGETS = tuple(target(formats=(media_type,), budget=40_000) for media_type in ALL_FORMATS)
+
+
+def _text(rng: random.Random) -> bytes:
+    """The marker padded to a size from a few bytes to past the JPEG segment limit (65533)."""
+    size = rng.choice((8, 300, 4_000, 65_000, 65_534, 70_000, 1_048_576))
+    return (MARKER + rng.randbytes(16).hex().encode()) * (size // 38 + 1)
+
+
+def _picture(rng: random.Random) -> Image.Image:
+    mode = rng.choice(("RGB", "RGBA", "L", "LA", "P"))
+    base = photo().resize((rng.randint(8, 96), rng.randint(8, 96)))
+    return base.convert(mode) if mode != "RGBA" else _translucent(base)
+
+
+def _translucent(base: Image.Image) -> Image.Image:
+    image = base.convert("RGBA")
+    image.putalpha(Image.linear_gradient("L").resize(base.size))
+    return image
+
+
+def _with_metadata(rng: random.Random) -> tuple[str, bytes]:
+    """A small image of a random mode, with large and odd metadata in a random format."""
+    picture, text = _picture(rng), _text(rng)
+    kind = rng.choice(("gif", "png", "jpeg", "webp", "tiff"))
+    exif = Image.Exif()
+    exif[0x010E] = text[:60_000].decode()  # ImageDescription
+    profile = rng.choice((_SRGB, rng.randbytes(rng.choice((128, 600, 20_000))), text[:30_000]))
+    if kind == "gif":
+        return kind, encode(picture.convert("P"), "GIF", comment=text)
+    if kind == "png":
+        info = PngInfo()
+        info.add_text("Comment", text.decode(), zip=rng.random() < 0.5)
+        info.add_itxt("XML:com.adobe.xmp", text.decode(), zip=rng.random() < 0.5)
+        return kind, encode(picture, "PNG", pnginfo=info, exif=exif, icc_profile=profile)
+    if kind == "jpeg":
+        jpeg = picture.convert("RGB" if picture.mode in ("RGBA", "LA", "P") else picture.mode)
+        return kind, encode(jpeg, "JPEG", comment=text[:65_533], exif=exif.tobytes()[:65_000])
+    if kind == "webp":
+        return kind, encode(picture.convert("RGBA"), "WEBP", xmp=text, exif=exif.tobytes())
+    return kind, encode(picture, "TIFF", description=text.decode(), icc_profile=_SRGB)
+
+
+_SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_metadata_laden_inputs_never_raise_and_leave_no_metadata(
+    record_property: Callable[[str, object], None],
+) -> None:
+    """Encoders used to copy a source's metadata (a 1 MB GIF comment made JPEG raise)."""
+    rng = random.Random(20261130)
+    outcomes: Counter[str] = Counter()
+    for _ in range(METADATA_CASES):
+        kind, data = _with_metadata(rng)
+        for limits in (rng.choice(SINGLE_TARGETS), TARGETS[0]):
+            result = process_image(data, limits)
+            if isinstance(result, ProcessedImage):
+                assert MARKER not in result.data, kind
+                assert layout(result.data, result.media_type).bare, kind
+                info = decode(result.data).info
+                assert not {"comment", "exif", "xmp", "icc_profile"} & set(info), kind
+            outcomes[f"{kind} {type(result).__name__}"] += 1
+    total = sum(outcomes.values())
+    record_property("metadata_fuzz_cases", total)
+    print(f"\nmetadata fuzz: {total} cases: {dict(sorted(outcomes.items()))}")
+    assert total == 2 * METADATA_CASES
+    assert not any("Refused" in outcome for outcome in outcomes), outcomes

@@ -16,6 +16,7 @@ from _image_samples import (
     photo,
     png_declaring,
     screenshot,
+    swapped_primaries_profile,
     target,
 )
 from PIL import Image, ImageOps
@@ -388,10 +389,15 @@ def test_a_large_jpeg_is_drafted_and_fitted() -> None:
     assert_fits(result, limits, (4096, 4096))
 
 
-def test_an_rgb_colour_profile_is_kept() -> None:
-    from PIL import ImageCms
-
-    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
-    data = encode(screenshot(2000, 1000), "PNG", icc_profile=profile)
+def test_a_colour_profile_is_applied_to_the_pixels_and_never_sent() -> None:
+    # The profile says the stored red is blue: the model must see blue, as a viewer shows it.
+    data = encode(
+        Image.new("RGB", (2000, 1000), (200, 30, 30)),
+        "PNG",
+        icc_profile=swapped_primaries_profile(),
+    )
     result = processed(data, target())
-    assert decode(result.data).info.get("icc_profile") == profile
+    image = decode(result.data)
+    assert "icc_profile" not in image.info and b"ICC" not in result.data
+    red, _, blue = image.convert("RGB").getpixel((500, 500))
+    assert blue > 150 > 50 > red

@@ -56,7 +56,10 @@ def test_a_bad_crc_in_a_critical_chunk_is_still_refused() -> None:
 
 
 def test_a_clean_png_is_returned_as_the_same_object() -> None:
-    clean = _png_with_profile()
+    assert drop_corrupt_ancillary_chunks(profiled := _png_with_profile()) is profiled
+    buffer = io.BytesIO()
+    Image.new("RGBA", (20, 20), (30, 120, 200, 128)).save(buffer, "PNG")
+    clean = buffer.getvalue()
     assert drop_corrupt_ancillary_chunks(clean) is clean
     assert process_image(clean, TARGET).data == clean  # type: ignore[union-attr]
 

@@ -387,16 +387,20 @@ def test_base64_payloads_are_never_touched() -> None:
     assert sanitizer.counts() == {}
 
 
-def test_identifiers_the_client_sends_back_are_left_alone() -> None:
-    uri = "file:///" + HIDDEN
+def test_identifiers_and_mime_types_are_cleaned_under_fields() -> None:
+    # Regression (issue 12): names, URIs and mime types reached the model with their payload.
     tool = Tool(name="shot" + HIDDEN, input_schema={"type": "object"})
     prompts = ListPromptsResult(prompts=[Prompt(name="p" + HIDDEN)])
-    resource = Resource(uri=uri, name="a")
+    resource = Resource(uri="file:///" + HIDDEN, name="a", mime_type="image/png" + HIDDEN)
+    image = ImageContent(type="image", data=PNG_BASE64, mime_type="image/png" + HIDDEN)
     sanitizer = Sanitizer()
-    assert mcp_clean.sanitize_tool(tool, sanitizer) is tool
-    assert mcp_clean.sanitize_list_prompts_result(prompts, sanitizer) is prompts
-    assert mcp_clean.sanitize_resource(resource, sanitizer) is resource
-    assert sanitizer.counts() == {}
+    assert mcp_clean.sanitize_tool(tool, sanitizer).name == "shot"
+    assert mcp_clean.sanitize_list_prompts_result(prompts, sanitizer).prompts[0].name == "p"
+    cleaned = mcp_clean.sanitize_resource(resource, sanitizer)
+    assert (cleaned.uri, cleaned.mime_type) == ("file:///", "image/png")
+    result = mcp_clean.sanitize_call_tool_result(_result(image), sanitizer)
+    assert result.content[0].mime_type == "image/png"
+    assert sanitizer.counts() == {"fields": {"tag_chars": 5 * len(HIDDEN)}}
 
 
 def test_untouched_blocks_are_shared_not_copied() -> None:

@@ -195,7 +195,7 @@ def test_429_then_success_honours_retry_after(chat: ChatServer, png: bytes) -> N
 
 def test_timeout_is_bounded_and_says_what_to_fix(chat: ChatServer, png: bytes) -> None:
     chat.script = [Reply(body=completion("too late"), delay_s=3.0)]
-    vision = backend(chat, timeout=0.2, max_retries=1)
+    vision = backend(chat, timeout=0.2, max_retries=1, deadline=5.0)
     with vision, pytest.raises(VisionUnavailable) as caught:
         vision.describe(png, "image/png")
     reason = caught.value.reason

@@ -1,19 +1,32 @@
-"""The images of one tool result: at most N attached, tried in order, off the loop if async."""
+"""The images of one tool result: at most N attached, tried in order, off the loop if async.
+
+A worker pool bounds how many images are processed at once, not how much memory they take: a
+64-megapixel image needs hundreds of MB, a screenshot a few. So each image also reserves its
+peak memory, predicted from its header, from the worker's budget before it is decoded, and
+gives it back when done: large images wait for each other while small ones keep flowing. An
+image predicted to need more than the whole budget still runs, alone.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import hashlib
+import io
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Final, ParamSpec, TypeVar
 
+from PIL import Image
+
 from visiongate.engine._settings import NativeSettings
 
+from ._decode import MAX_SOURCE_PIXELS, fitted_size
 from ._process import process_with_digest
+from ._sniff import DECODABLE, sniff_media_type
 from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
 
 _P = ParamSpec("_P")
@@ -21,6 +34,74 @@ _R = TypeVar("_R")
 
 DEFAULT_WORKERS: Final = 2
 """Threads of the default worker: Pillow releases the GIL while it decodes, resizes and encodes."""
+DEFAULT_MEMORY_BUDGET: Final = 1 << 30
+"""Bytes of predicted peak memory that one worker lets run at once (1 GiB)."""
+
+PEAK_FACTOR: Final = 2.0
+"""Peak over width x height x 4 bytes, the goal for every format but WebP: measured 1.5 at
+most for PNG, GIF and the rest (bench/bench_image_memory.py)."""
+WEBP_PEAK_FACTOR: Final = 4.5
+"""WebP peaks at 4.0 inside Pillow's decode alone: libwebp's animation decoder, the only one
+Pillow uses, keeps two canvases and returns a third copy, which Pillow copies once more."""
+PROGRESSIVE_FACTOR: Final = 1.0
+"""A progressive JPEG's coefficients stay in memory at full size, whatever the draft scale
+(measured 0.9)."""
+_FLOOR: Final = 1 << 20
+
+
+def predicted_peak(data: bytes, max_edge: int) -> int:
+    """Bytes the stage is predicted to need at its peak for `data`, from the header alone.
+
+    Data whose header cannot be read will be refused right after decoding starts; it is
+    predicted to need little.
+    """
+    media_type = sniff_media_type(data)
+    if media_type not in DECODABLE:
+        return _FLOOR
+    try:
+        with Image.open(io.BytesIO(data), formats=[DECODABLE[media_type]]) as image:
+            full = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4
+            if image.format not in ("JPEG", "MPO"):
+                factor = WEBP_PEAK_FACTOR if media_type == "image/webp" else PEAK_FACTOR
+                return max(_FLOOR, int(full * factor))
+            progressive = bool(image.info.get("progressive") or image.info.get("progression"))
+            image.draft(None, fitted_size(image.width, image.height, max_edge))
+            drafted = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4  # libjpeg's size
+    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError):
+        return _FLOOR
+    coefficients = full * PROGRESSIVE_FACTOR if progressive else 0
+    return max(_FLOOR, int(drafted * PEAK_FACTOR + coefficients))
+
+
+class MemoryBudget:
+    """Bytes that reservations may hold at once; callers wait until theirs fits."""
+
+    def __init__(self, total: int) -> None:
+        if total < 1:
+            raise ValueError("a memory budget must be positive")
+        self.total = total
+        self._free = total
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def reserve(self, amount: int) -> Iterator[None]:
+        """Hold `amount` bytes (at most the whole budget) for the duration of the block."""
+        amount = max(0, min(amount, self.total))
+        with self._changed:
+            self._changed.wait_for(lambda: self._free >= amount)
+            self._free -= amount
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._free += amount
+                self._changed.notify_all()
+
+    @property
+    def reserved(self) -> int:
+        """Bytes held right now."""
+        with self._changed:
+            return self.total - self._free
 
 
 class _Planner:
@@ -119,11 +200,19 @@ def process_images(
 
 
 class ImageWorker:
-    """Runs image processing in its own bounded thread pool, so an event loop never waits on it."""
+    """Runs image processing in its own bounded thread pool, so an event loop never waits on it.
 
-    def __init__(self, max_workers: int = DEFAULT_WORKERS) -> None:
+    Threads bound how many images run at once; `memory_budget` bounds how much memory they
+    take together: each image reserves its peak, predicted from its header, before it is
+    decoded, so a few 64-megapixel images wait for each other instead of running together.
+    """
+
+    def __init__(
+        self, max_workers: int = DEFAULT_WORKERS, *, memory_budget: int = DEFAULT_MEMORY_BUDGET
+    ) -> None:
         if max_workers < 1:
             raise ValueError("an image worker needs at least one thread")
+        self._budget = MemoryBudget(memory_budget)
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="visiongate-image")
 
     async def process_image(
@@ -131,7 +220,7 @@ class ImageWorker:
     ) -> ProcessedImage | RefusedImage:
         """`process_image` in the pool."""
         digest = await self._run(_sha256, data)
-        return await self._run(process_with_digest, data, target, digest)
+        return await self._run(self._process, data, target, digest)
 
     async def process_images(
         self,
@@ -147,13 +236,19 @@ class ImageWorker:
         while window := planner.next_window():
             results = await asyncio.gather(
                 *(
-                    self._run(process_with_digest, images[index], target, digest)
+                    self._run(self._process, images[index], target, digest)
                     for index, digest in window
                 )
             )
             for (index, digest), result in zip(window, results, strict=True):
                 planner.record(index, digest, result)
         return planner.result()
+
+    def _process(
+        self, data: bytes, target: ImageTarget, digest: str
+    ) -> ProcessedImage | RefusedImage:
+        with self._budget.reserve(predicted_peak(data, target.max_edge_px)):
+            return process_with_digest(data, target, digest)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the threads; queued work is cancelled, running work finishes."""

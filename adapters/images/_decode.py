@@ -16,7 +16,9 @@ from typing import Final
 
 from PIL import ExifTags, Image, UnidentifiedImageError
 
+from ._filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
 from ._sniff import DECODABLE
+from ._structure import Layout, layout, png_pixel_data
 from ._types import Refusal
 
 MAX_SOURCE_PIXELS: Final = 1 << 26
@@ -47,9 +49,8 @@ _DECODE_ERRORS: Final = (
 
 @dataclass(frozen=True)
 class DecodedImage:
-    """The first frame of a verified source, as loaded (possibly reduced by JPEG draft)."""
+    """What a verified source is; its pixels are handed over apart, so they can be freed early."""
 
-    image: Image.Image = field(repr=False)
     media_type: str
     source_width: int
     """Width in the file (before EXIF orientation)."""
@@ -57,8 +58,10 @@ class DecodedImage:
     frames: int
     orientation: int
     """EXIF orientation, 1 when upright."""
-    complete: bool
-    """The byte stream ends where its format says it should (no missing trailer)."""
+    bare: bool
+    """The bytes hold exactly one image and nothing else, so they may be passed through."""
+    mode: str
+    """Pillow's mode of the decoded frame."""
     icc_profile: bytes | None = field(repr=False)
 
     @property
@@ -83,11 +86,17 @@ def fitted_size(width: int, height: int, max_edge: int) -> tuple[int, int]:
     return max(1, round(width * scale)), max(1, round(height * scale))
 
 
-def decode(data: bytes, media_type: str, max_edge: int) -> DecodedImage:
+def decode(
+    data: bytes, media_type: str, max_edge: int, *, exact: bool = False
+) -> tuple[DecodedImage, Image.Image]:
     """Open, bound and fully decode `data`; raise `Refusal` when it is unsafe or broken.
 
-    JPEG sources are drafted (DCT-scaled by libjpeg) toward the size that fits `max_edge`.
+    Returns the facts and the first frame. JPEG sources are drafted (DCT-scaled by libjpeg)
+    toward the size that fits `max_edge`. Pixel data that end before the header's size is
+    filled are refused. `exact` asks for every check a pass-through needs, even the costly
+    ones (a PNG's zlib stream is then inflated and counted whatever its last row holds).
     """
+    structure = layout(data, media_type)
     with _decoding(media_type):
         if media_type == "image/png":
             Image.open(io.BytesIO(data), formats=["PNG"]).verify()
@@ -97,22 +106,86 @@ def decode(data: bytes, media_type: str, max_edge: int) -> DecodedImage:
         # Asked before load: for GIF, Pillow answers by rewinding, which drops a loaded frame.
         animated = image.format in _ANIMATED_FORMATS and bool(getattr(image, "is_animated", False))
         _check_frames(_declared_frames(image), width * height)
+        draft = fitted_size(width, height, max_edge)
         if image.format in ("JPEG", "MPO"):
-            image.draft(None, fitted_size(width, height, max_edge))
+            image.draft(None, draft)
         image.load()
         orientation = _orientation(image)
         icc_profile = _icc_profile(image)
         first, frames = _first_frame(image, width * height) if animated else (image, 1)
-    return DecodedImage(
-        image=first,
+        # Only an image within the ceiling can pass through: only then is the exact count due.
+        exact = exact and max(width, height) <= max_edge
+        bare_data = _check_filled(
+            _Source(data, media_type, (width, height), draft), structure, first, exact=exact
+        )
+    facts = DecodedImage(
         media_type=media_type,
         source_width=width,
         source_height=height,
         frames=frames,
         orientation=orientation,
-        complete=_complete_stream(data, media_type),
+        bare=structure.bare and bare_data,
+        mode=first.mode,
         icc_profile=icc_profile,
     )
+    return facts, _detached(first)
+
+
+@dataclass(frozen=True)
+class _Source:
+    data: bytes = field(repr=False)
+    media_type: str
+    size: tuple[int, int]
+    """As the header declares it."""
+    draft: tuple[int, int]
+    """The size a JPEG was drafted toward."""
+
+
+def _check_filled(source: _Source, structure: Layout, image: Image.Image, *, exact: bool) -> bool:
+    """Refuse pixel data that end before the header's size is filled (see `_filled`).
+
+    Returns whether the data were found to end exactly where the image does (a PNG's zlib
+    stream is only counted when `exact` or when its last row looks unwritten).
+    """
+    if source.media_type == "image/png":
+        if not exact and not last_row_blank(image):
+            return False
+        pixel_data = png_pixel_data(source.data)
+        if pixel_data is not None and pixel_data.short:
+            raise _unfilled("png pixel data", source.size)
+        return pixel_data is not None and pixel_data.exact
+    if source.media_type == "image/jpeg" and (
+        structure.short
+        or (
+            (structure.verify_scans or ends_mid_grey(image))
+            and not _same_with_filler(source, structure, image)
+        )
+    ):
+        raise _unfilled("jpeg scan data", source.size)
+    return True
+
+
+def _same_with_filler(source: _Source, structure: Layout, image: Image.Image) -> bool:
+    try:
+        patched = io.BytesIO(with_filler(source.data, structure.entropy_ends))
+        with Image.open(patched, formats=["JPEG"]) as again:
+            again.draft(None, source.draft)
+            again.load()
+            return same_pixels(image, again)
+    except _DECODE_ERRORS:
+        return False  # the original decoded, so the filler made the difference
+
+
+def _unfilled(what: str, size: tuple[int, int]) -> Refusal:
+    return Refusal(
+        f"refused: {what} ends before the image is filled ({size[0]}x{size[1]} declared)"
+    )
+
+
+def _detached(image: Image.Image) -> Image.Image:
+    """The same pixels without the plugin's state: a decoded WebP keeps libwebp's two canvases
+    and a copy of the frame alive for as long as the image object lives."""
+    return image._new(image.im)
 
 
 @contextmanager
@@ -191,16 +264,3 @@ def _orientation(image: Image.Image) -> int:
 def _icc_profile(image: Image.Image) -> bytes | None:
     profile = image.info.get("icc_profile")
     return profile if isinstance(profile, bytes) and len(profile) >= 128 else None
-
-
-def _complete_stream(data: bytes, media_type: str) -> bool:
-    """Whether the format's trailer is present, so a strict decoder will accept the bytes as is."""
-    if media_type == "image/jpeg":
-        return data.rstrip(b"\x00").endswith(b"\xff\xd9")
-    if media_type == "image/gif":
-        return data.rstrip(b"\x00").endswith(b";")
-    if media_type == "image/webp":
-        declared = int.from_bytes(data[4:8], "little") + 8
-        return declared in (len(data), len(data) - 1)
-    # A PNG passed verify(), which reads every chunk through IEND and checks each CRC.
-    return media_type == "image/png"

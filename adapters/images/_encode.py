@@ -1,12 +1,23 @@
-"""Encode a standard-mode image in one output format, flattening alpha where the format has none."""
+"""Encode a standard-mode image in one output format, flattening alpha where the format has none.
+
+Nothing but pixels is written: no comment, EXIF, XMP, text chunk or colour profile (pixels are
+converted to sRGB before they get here). Pillow's writers copy some of these from the image's
+`info` (a GIF's 1 MB comment made the JPEG writer raise `Comment is too long`), so the
+image is encoded without its `info`, and an encoder that fails refuses the image instead of
+failing the call.
+"""
 
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from dataclasses import dataclass
 from typing import Final
 
 from PIL import Image
+
+from ._types import Refusal
 
 
 @dataclass(frozen=True)
@@ -65,8 +76,8 @@ def flatten(image: Image.Image) -> Image.Image:
     return background
 
 
-def encode(image: Image.Image, codec: Codec, quality: int | None, icc: bytes | None) -> bytes:
-    """`image` (already `prepare`d for the codec) encoded; `icc` is kept when it fits the mode."""
+def encode(image: Image.Image, codec: Codec, quality: int | None) -> bytes:
+    """`image` (already `prepare`d for the codec) encoded with nothing but its pixels."""
     options: dict[str, object] = {}
     if codec.lossy:
         options["quality"] = quality
@@ -76,16 +87,28 @@ def encode(image: Image.Image, codec: Codec, quality: int | None, icc: bytes | N
         options["method"] = _WEBP_METHOD
     if codec.media_type == "image/png":
         options["compress_level"] = _PNG_LEVEL
-    if icc is not None and _icc_matches(image, codec, icc):
-        options["icc_profile"] = icc
     buffer = io.BytesIO()
-    image.save(buffer, format=_PIL_FORMATS[codec.media_type], **options)
+    try:
+        _without_metadata(image).save(buffer, format=_PIL_FORMATS[codec.media_type], **options)
+    except _ENCODE_ERRORS as error:
+        kind = codec.media_type.removeprefix("image/")
+        raise Refusal(f"refused: the {kind} encoder failed ({_reason(error)})") from error
     return buffer.getvalue()
 
 
-def _icc_matches(image: Image.Image, codec: Codec, icc: bytes) -> bool:
-    if codec.media_type == "image/gif":
-        return False
-    # WebP stores grey images as RGB, so only an RGB profile describes its pixels.
-    color = image.mode in ("RGB", "RGBA") or codec.media_type == "image/webp"
-    return icc[16:20] == (b"RGB " if color else b"GRAY")
+# What Pillow's writers raise on pixels or settings they cannot write; each refuses the image.
+_ENCODE_ERRORS: Final = (OSError, ValueError, TypeError, KeyError, struct.error, zlib.error)
+
+
+def _without_metadata(image: Image.Image) -> Image.Image:
+    """`image` sharing its pixels, with an empty `info` (no comment, profile, EXIF, ...)."""
+    if not image.info:
+        return image
+    bare = image._new(image.im)
+    bare.info = {}
+    return bare
+
+
+def _reason(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__).lower().rstrip(".")[:100]

@@ -85,7 +85,6 @@ class FitPlan:
     formats: frozenset[str]
     lossless: Codec | None
     lossless_first: bool
-    icc: bytes | None = field(repr=False)
 
     @property
     def lossy(self) -> bool:
@@ -99,7 +98,6 @@ def plan(
     source_bytes: int,
     source_pixels: int,
     size: tuple[int, int],
-    icc: bytes | None,
 ) -> FitPlan:
     """The plan for one image; PNG goes first only when a lossless source suggests it fits."""
     formats = frozenset(f for f in target.formats if max(size) <= MAX_EDGES[f])
@@ -112,10 +110,8 @@ def plan(
     png_first = lossless is PNG and _png_may_fit(
         source, source_bytes, source_pixels, output_pixels, limit
     )
-    # A profile is a few hundred bytes to a few KiB; one that eats the budget is dropped.
-    kept_icc = icc if icc is not None and len(icc) <= limit // 32 else None
     first = lossless is not None and (png_first or not has_lossy)
-    return FitPlan(limit, target.budget_base64, formats, lossless, first, kept_icc)
+    return FitPlan(limit, target.budget_base64, formats, lossless, first)
 
 
 def _png_may_fit(
@@ -133,7 +129,7 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
     misses: list[tuple[int, float]] = []
     kind = _Kind()
     for _ in range(MAX_SHRINKS + 1):
-        probe = Probe(source, size, fit_plan.icc)
+        probe = Probe(source, size)
         probes.append(probe)
         outcome = _fit_at_size(_Attempt(probe, fit_plan, kind))
         if isinstance(outcome, _Choice):

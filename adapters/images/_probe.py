@@ -39,7 +39,7 @@ _HEADER_BYTES: Final = {"image/jpeg": 600, "image/webp": 40, "image/png": 60, "i
 class Probe:
     """Size predictions for one image at one size, calibrated by any full encode of it."""
 
-    def __init__(self, source: SourceImage, size: tuple[int, int], icc: bytes | None) -> None:
+    def __init__(self, source: SourceImage, size: tuple[int, int]) -> None:
         self.size = size
         width, height = size
         self.exact = width * height <= FULL_PROBE_PIXELS or min(width, height) < 4 * TILE
@@ -49,7 +49,6 @@ class Probe:
         self._factor = width * height / (self.sample.width * self.sample.height)
         self.encodes = 0
         self.probes = 0
-        self._icc = icc
         self._prepared: dict[tuple[str, bool], Image.Image] = {}
         self._encoded: dict[tuple[Codec, int | None], bytes] = {}
         self._calibration: dict[Codec, float] = {}
@@ -62,14 +61,14 @@ class Probe:
             return float(size)
         header = _HEADER_BYTES[codec.media_type]
         scaled = max(size - header, 1) * self._factor * self._calibration.get(codec, 1.0)
-        return scaled + header + len(self._icc or b"")
+        return scaled + header
 
     def full_encode(self, codec: Codec, quality: int | None) -> bytes:
         """The full image encoded; the probe's own bytes when the sample is the image."""
         if self.exact:
             return self._sample_bytes(codec, quality)
         self.encodes += 1
-        return encode(self._prepared_image(codec, full=True), codec, quality, self._icc)
+        return encode(self._prepared_image(codec, full=True), codec, quality)
 
     def calibrate(self, codec: Codec, quality: int | None, actual: int) -> None:
         """Scale later predictions for `codec` by how far the one for `quality` missed."""
@@ -97,10 +96,7 @@ class Probe:
                 self.encodes += 1
             else:
                 self.probes += 1
-            icc = self._icc if self.exact else None
-            self._encoded[key] = encode(
-                self._prepared_image(codec, full=False), codec, quality, icc
-            )
+            self._encoded[key] = encode(self._prepared_image(codec, full=False), codec, quality)
         return self._encoded[key]
 
     def _prepared_image(self, codec: Codec, *, full: bool) -> Image.Image:

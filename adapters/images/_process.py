@@ -6,7 +6,7 @@ import hashlib
 
 from ._decode import DecodedImage, decode, fitted_size
 from ._fit import fit, plan
-from ._repair import drop_corrupt_ancillary_chunks
+from ._repair import drop_unused_chunks
 from ._sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._source import SourceImage
 from ._types import ImageTarget, ProcessedImage, Refusal, RefusedImage
@@ -26,16 +26,25 @@ def process_with_digest(
         return _process(data, target, digest, sniffed)
     except Refusal as refusal:
         return RefusedImage(reason=refusal.reason, sha256=digest, sniffed=sniffed)
+    except MemoryError:
+        # One image too large for what is left of the memory loses its slot, not the call.
+        return RefusedImage(
+            reason="refused: not enough memory to process this image",
+            sha256=digest,
+            sniffed=sniffed,
+        )
 
 
 def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None) -> ProcessedImage:
     original = data
+    media_type = _decodable(data, sniffed)
     if sniffed == "image/png":
-        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do; the repaired
-        # file is re-encoded, since passthrough promises the tool's bytes unchanged.
-        data = drop_corrupt_ancillary_chunks(data)
-    decoded = decode(data, _decodable(data, sniffed), target.max_edge_px)
-    if data is original and _passes_through(data, decoded, target):
+        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do, and so is
+        # text; the repaired file is re-encoded, as passthrough promises the tool's bytes.
+        data = drop_unused_chunks(data)
+    may_pass = data is original and _bytes_fit(data, media_type, target)
+    decoded, pixels = decode(data, media_type, target.max_edge_px, exact=may_pass)
+    if may_pass and _passes_through(decoded, target):
         return _processed(
             decoded,
             digest,
@@ -46,14 +55,12 @@ def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None)
         )
     size = fitted_size(decoded.width, decoded.height, target.max_edge_px)
     fit_plan = plan(
-        target,
-        decoded.media_type,
-        len(data),
-        decoded.source_width * decoded.source_height,
-        size,
-        decoded.icc_profile,
+        target, decoded.media_type, len(data), decoded.source_width * decoded.source_height, size
     )
-    encoded = fit(SourceImage(decoded), size, fit_plan)
+    # The source takes the decoded pixels over: from here the working copy is all there is.
+    source = SourceImage(pixels, decoded, size)
+    del pixels
+    encoded = fit(source, size, fit_plan)
     return _processed(
         decoded,
         digest,
@@ -83,17 +90,21 @@ def base64_length(size: int) -> int:
     return 4 * ((size + 2) // 3)
 
 
-def _passes_through(data: bytes, decoded: DecodedImage, target: ImageTarget) -> bool:
-    """Whether the bytes already satisfy the target and need no change a model would notice."""
+def _bytes_fit(data: bytes, media_type: str, target: ImageTarget) -> bool:
+    """Whether the bytes as they are could be sent: a format and a size the provider takes."""
+    return media_type in target.formats and base64_length(len(data)) <= target.budget_base64
+
+
+def _passes_through(decoded: DecodedImage, target: ImageTarget) -> bool:
+    """Whether the decoded image needs no change a model would notice, and the bytes hold
+    exactly that image: one frame, fully decoded, with nothing before or after it."""
     return (
-        decoded.media_type in target.formats
-        and base64_length(len(data)) <= target.budget_base64
+        decoded.bare
         and max(decoded.width, decoded.height) <= target.max_edge_px
         and decoded.frames == 1
         and decoded.orientation == 1
-        and decoded.complete
         # Providers decode CMYK JPEG inconsistently (often with inverted colours).
-        and decoded.image.mode != "CMYK"
+        and decoded.mode != "CMYK"
     )
 
 

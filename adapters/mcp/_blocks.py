@@ -9,11 +9,16 @@ out the assistant are not shown to the model (Goose does the same, research §2.
 A line of the server's own text that starts like a `MEDIA:` line is prefixed with
 `[unverified]`, so an agent surface that attaches `MEDIA:` files cannot be steered by a
 server to attach a file of its choosing (say `MEDIA:/etc/passwd`).
+
+The server's names, URIs and descriptions inside the notes written here (`[resource link:
+...]`) are squeezed onto one line and clipped, and a declared media type is shown only when
+it is a well-formed `type/subtype`: the type that counts is the one sniffed from the bytes.
 """
 
 from __future__ import annotations
 
 import binascii
+import re
 from base64 import b64decode
 from dataclasses import dataclass
 from typing import Final
@@ -39,6 +44,12 @@ from ..images._sniff import NOT_IMAGES
 __all__ = ["FoundImage", "ReadResult", "read_result"]
 
 _NOT_FOR_MODEL: Final = "for the user only (audience), not shown to the model"
+# RFC 6838 restricted names; anything else a server declares is not shown as a type.
+_MEDIA_TYPE: Final = re.compile(
+    r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
+)
+_LINE_BREAKS_AND_SPACES: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_FIELD_CHARS: Final = 200
 
 
 @dataclass(frozen=True)
@@ -131,8 +142,30 @@ def _decode(
 
 def _not_raster(sniffed: str | None, declared: str) -> str:
     if sniffed is None:
-        return f"its bytes are not a recognised image (declared `{declared}`)"
+        essence = media_type_essence(declared)
+        shown = f"`{essence}`" if essence else "an invalid media type"
+        return f"its bytes are not a recognised image (declared {shown})"
     return f"unsupported image format `{sniffed}`"
+
+
+def media_type_essence(declared: str | None) -> str | None:
+    """A server's declared media type as the model may read it: `type/subtype`, lower-case,
+    parameters dropped; None when it is not well formed. Never the server's raw string."""
+    essence = (declared or "").partition(";")[0].strip().lower()
+    return essence if _MEDIA_TYPE.fullmatch(essence) else None
+
+
+def _shown_kind(declared: str | None, missing: str) -> str:
+    if not declared:
+        return missing
+    return media_type_essence(declared) or "invalid media type"
+
+
+def inline(text: str, limit: int = _FIELD_CHARS) -> str:
+    """A server's string for a one-line note: line breaks and runs of space become one space,
+    and it is clipped to `limit` characters (marked with an ellipsis)."""
+    squeezed = _LINE_BREAKS_AND_SPACES.sub(" ", text).strip()
+    return squeezed if len(squeezed) <= limit else squeezed[: limit - 1] + "…"
 
 
 def _image_line(found: FoundImage) -> str:
@@ -147,21 +180,23 @@ def _text_lines(block: ContentBlock) -> list[str]:
     if not _for_model(block.annotations):
         return []
     if isinstance(block, ResourceLink):
-        kind = f", {block.mime_type}" if block.mime_type else ""
-        about = f": {block.description}" if block.description else ""
-        return [f"[resource link: {block.name} <{block.uri}>{kind}{about}]"]
+        kind = f", {_shown_kind(block.mime_type, '')}" if block.mime_type else ""
+        about = f": {inline(block.description, 1000)}" if block.description else ""
+        return [f"[resource link: {inline(block.name)} <{inline(block.uri)}>{kind}{about}]"]
     if isinstance(block, EmbeddedResource):
         return _resource_lines(block.resource)
     if isinstance(block, AudioContent):
-        return [f"[audio ({block.mime_type}) omitted: audio does not reach the model]"]
+        kind = _shown_kind(block.mime_type, "no type")
+        return [f"[audio ({kind}) omitted: audio does not reach the model]"]
     return []
 
 
 def _resource_lines(resource: TextResourceContents | BlobResourceContents) -> list[str]:
+    uri = inline(resource.uri)
     if isinstance(resource, TextResourceContents):
-        return [f"[resource <{resource.uri}>]", resource.text]
-    kind = resource.mime_type or "unknown type"
-    return [f"[resource <{resource.uri}> ({kind}) omitted: not text and not an image]"]
+        return [f"[resource <{uri}>]", resource.text]
+    kind = _shown_kind(resource.mime_type, "unknown type")
+    return [f"[resource <{uri}> ({kind}) omitted: not text and not an image]"]
 
 
 def hidden_note(count: int) -> str:

@@ -1,7 +1,9 @@
 """A real MCP client: start a server over stdio with the official SDK, call one tool, route it.
 
 The server gets the SDK's default environment (HOME, PATH, USER, ...) plus `env`: API keys
-and other secrets of this process are not passed on unless named.
+and other secrets of this process are not passed on unless named. Every step is bounded
+(`_session`): `connect_timeout` for starting and the handshake, `timeout` for each request,
+`max_message_bytes` for each message; the server is stopped however the call ends.
 """
 
 from __future__ import annotations
@@ -9,24 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from .._routed import RoutedResult
 from .._router import Router
+from ._session import McpLimits, open_session
 
 __all__ = ["call_and_route", "call_mcp_tool"]
-
-
-def server_parameters(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None
-) -> StdioServerParameters:
-    """Stdio parameters for `command` (the program, then its arguments)."""
-    if not command:
-        raise ValueError("no server command given (put it after `--`)")
-    return StdioServerParameters(
-        command=command[0], args=list(command[1:]), env=dict(env) if env else None, cwd=cwd
-    )
 
 
 async def call_mcp_tool(
@@ -36,14 +27,20 @@ async def call_mcp_tool(
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> CallToolResult:
     """Start the server, initialize, call `tool` once, and stop the server.
 
-    Raises `OSError` when the server cannot start and `mcp.MCPError` on a protocol error.
+    `timeout` (default 120 s) bounds each request and, unless `connect_timeout` (default 30 s)
+    is given, the handshake; `max_message_bytes` (default 32 MiB) each message. Raises
+    `OSError` when the server cannot start, `TimeoutError` (an `OSError`) when it does not
+    answer in time, `ConnectionError` when it exits, `ValueError` for a malformed or oversized
+    answer and `mcp.MCPError` for a JSON-RPC error; every message is sanitized.
     """
-    parameters = server_parameters(command, env=env, cwd=cwd)
-    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    limits = McpLimits.of(timeout, connect_timeout, max_message_bytes)
+    async with open_session(command, env=env, cwd=cwd, limits=limits) as session:
         return await session.call_tool(tool, dict(arguments) if arguments is not None else None)
 
 
@@ -56,7 +53,18 @@ async def call_and_route(
     provider: str,
     model: str,
     env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    connect_timeout: float | None = None,
+    max_message_bytes: int | None = None,
 ) -> RoutedResult:
     """`call_mcp_tool`, then route the result through `router` (image work runs off the loop)."""
-    result = await call_mcp_tool(command, tool, arguments, env=env)
+    result = await call_mcp_tool(
+        command,
+        tool,
+        arguments,
+        env=env,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        max_message_bytes=max_message_bytes,
+    )
     return await router.mcp(result, provider=provider, model=model, tool_name=tool)

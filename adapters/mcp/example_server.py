@@ -15,6 +15,10 @@ tests can start it from any directory and from a non-editable install.
 | `embedded_image` | the screenshot as an embedded `BlobResourceContents` resource           |
 | `link`           | a resource link to an image, not the image                              |
 | `for_user`       | an image and a text annotated for the user's eyes only                  |
+| `tagged`         | TAG characters in every string field (`_hostile`)                       |
+| `separators`     | `MEDIA:` after every Unicode line break and leading invisible           |
+| `bad_gif`        | a GIF with a 1 MB comment, then a good PNG                              |
+| `lying_images`   | polyglots, short pixel data, text in metadata (`_lying_images.py`)      |
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from mcp.types import (
     TextContent,
 )
 from PIL import Image, ImageDraw, ImageFont
+
+from . import _lying_images
+from ._hostile import register_hostile_tools
 
 __all__ = [
     "MODULE",
@@ -272,6 +279,8 @@ def build_server() -> MCPServer:
             ]
         )
 
+    register_hostile_tools(server)
+    _lying_images.register(server)
     return server
 
 

@@ -1,10 +1,13 @@
 """Sanitize MCP results and listings (`mcp.types` models) before the model reads them.
 
-Every string the model may read is cleaned: content text, error text, embedded and read
-resource text, resource-link and resource names, titles and descriptions, prompt messages, tool
-descriptions and schemas, `structured_content`, and `_meta` on results, blocks and contents.
-Base64 `data`/`blob` payloads are pixels or bytes, not text, and are never touched; nor are
-identifiers the client sends back (tool and prompt names, URIs, cursors).
+Every string a server sends that may reach the model or a record is cleaned: content text,
+error text, embedded and read resource text, resource-link and resource names, titles and
+descriptions, prompt messages, tool descriptions and schemas, `structured_content`, `_meta` on
+results, blocks and contents, and the technical fields (`FIELDS`): mime types, URIs and URI
+templates, tool, prompt and argument names, icons and annotations. A name or URI that needed
+cleaning no longer matches the server's, so using it fails at the server: the safe outcome
+for an identifier that hid text. Left alone: base64 `data`/`blob` payloads (pixels or bytes,
+not text), pagination cursors (sent back, never shown) and protocol literals (`type`, `role`).
 
 Each function returns its input itself when nothing changed, else a copy (`model_copy`); the
 input is never mutated.
@@ -16,12 +19,14 @@ from collections.abc import Callable
 from typing import Final, TypeVar
 
 from mcp.types import (
+    Annotations,
     BlobResourceContents,
     CallToolResult,
     ContentBlock,
     EmbeddedResource,
     ErrorData,
     GetPromptResult,
+    Icon,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -44,6 +49,7 @@ from ._sanitizer import Sanitizer
 
 __all__ = [
     "ERROR",
+    "FIELDS",
     "META",
     "PROMPT",
     "RESOURCE",
@@ -80,6 +86,8 @@ PROMPT: Final = "prompt"
 TOOL: Final = "tool"
 RESOURCE: Final = "resource"
 """Resources and resource templates from the list calls."""
+FIELDS: Final = "fields"
+"""Technical strings: mime types, URIs, tool/prompt/argument names, icons, annotations."""
 
 _Model = TypeVar("_Model", bound=BaseModel)
 _Item = TypeVar("_Item")
@@ -127,7 +135,7 @@ def sanitize_get_prompt_result(result: GetPromptResult, sanitizer: Sanitizer) ->
 
 
 def sanitize_tool(tool: Tool, sanitizer: Sanitizer) -> Tool:
-    """Clean a tool's title, description, schemas, annotation title and `_meta`; not its name.
+    """Clean a tool's name, title, description, schemas, annotation title, icons and `_meta`.
 
     The whole input and output schemas are model-facing (descriptions, enum values, property
     names), so every string in them is cleaned; a tool that needs hidden characters in its
@@ -135,11 +143,13 @@ def sanitize_tool(tool: Tool, sanitizer: Sanitizer) -> Tool:
     """
     return _copy(
         tool,
+        name=sanitizer.text(tool.name, FIELDS),
         title=_optional(tool.title, TOOL, sanitizer),
         description=_optional(tool.description, TOOL, sanitizer),
         input_schema=sanitizer.value(tool.input_schema, TOOL),
         output_schema=sanitizer.value(tool.output_schema, TOOL),
         annotations=_tool_annotations(tool.annotations, sanitizer),
+        icons=_icons(tool.icons, sanitizer),
         meta=sanitizer.meta(tool.meta, META),
     )
 
@@ -154,7 +164,7 @@ def sanitize_list_tools_result(result: ListToolsResult, sanitizer: Sanitizer) ->
 
 
 def sanitize_resource(resource: Resource, sanitizer: Sanitizer) -> Resource:
-    """Clean a resource's name, title, description and `_meta`; not its URI."""
+    """Clean a resource's name, title, description, URI, mime type, icons and `_meta`."""
     return _named(resource, RESOURCE, sanitizer)
 
 
@@ -185,7 +195,7 @@ def sanitize_list_resource_templates_result(
 def sanitize_list_prompts_result(
     result: ListPromptsResult, sanitizer: Sanitizer
 ) -> ListPromptsResult:
-    """Clean every prompt of a `prompts/list` result (not the names), and its `_meta`."""
+    """Clean every prompt of a `prompts/list` result, and its `_meta`."""
     return _copy(
         result,
         prompts=_each(result.prompts, lambda prompt: _prompt(prompt, sanitizer)),
@@ -197,22 +207,29 @@ def _block(block: ContentBlock, text_surface: str, sanitizer: Sanitizer) -> Cont
     if isinstance(block, ResourceLink):
         return _named(block, RESOURCE_LINK, sanitizer)
     meta = sanitizer.meta(block.meta, META)
+    annotations = _annotations(block.annotations, sanitizer)
     if isinstance(block, TextContent):
-        return _copy(block, text=sanitizer.text(block.text, text_surface), meta=meta)
+        text = sanitizer.text(block.text, text_surface)
+        return _copy(block, text=text, annotations=annotations, meta=meta)
     if isinstance(block, EmbeddedResource):
         resource = _contents(block.resource, RESOURCE_TEXT, sanitizer)
-        return _copy(block, resource=resource, meta=meta)
-    # Image and audio blocks: `data` is base64 media, only `_meta` is text.
-    return _copy(block, meta=meta)
+        return _copy(block, resource=resource, annotations=annotations, meta=meta)
+    # Image and audio blocks: `data` is base64 media, not text.
+    mime_type = sanitizer.text(block.mime_type, FIELDS)
+    return _copy(block, mime_type=mime_type, annotations=annotations, meta=meta)
 
 
 def _contents(
     contents: TextResourceContents | BlobResourceContents, surface: str, sanitizer: Sanitizer
 ) -> TextResourceContents | BlobResourceContents:
-    meta = sanitizer.meta(contents.meta, META)
+    fields = {
+        "uri": sanitizer.text(contents.uri, FIELDS),
+        "mime_type": _optional(contents.mime_type, FIELDS, sanitizer),
+        "meta": sanitizer.meta(contents.meta, META),
+    }
     if isinstance(contents, TextResourceContents):
-        return _copy(contents, text=sanitizer.text(contents.text, surface), meta=meta)
-    return _copy(contents, meta=meta)
+        return _copy(contents, text=sanitizer.text(contents.text, surface), **fields)
+    return _copy(contents, **fields)
 
 
 def _message(message: PromptMessage, sanitizer: Sanitizer) -> PromptMessage:
@@ -222,9 +239,11 @@ def _message(message: PromptMessage, sanitizer: Sanitizer) -> PromptMessage:
 def _prompt(prompt: Prompt, sanitizer: Sanitizer) -> Prompt:
     return _copy(
         prompt,
+        name=sanitizer.text(prompt.name, FIELDS),
         title=_optional(prompt.title, PROMPT, sanitizer),
         description=_optional(prompt.description, PROMPT, sanitizer),
         arguments=_each_optional(prompt.arguments, lambda item: _argument(item, sanitizer)),
+        icons=_icons(prompt.icons, sanitizer),
         meta=sanitizer.meta(prompt.meta, META),
     )
 
@@ -232,26 +251,34 @@ def _prompt(prompt: Prompt, sanitizer: Sanitizer) -> Prompt:
 def _argument(argument: PromptArgument, sanitizer: Sanitizer) -> PromptArgument:
     return _copy(
         argument,
+        name=sanitizer.text(argument.name, FIELDS),
         title=_optional(argument.title, PROMPT, sanitizer),
         description=_optional(argument.description, PROMPT, sanitizer),
     )
 
 
 def _resource_template(template: ResourceTemplate, sanitizer: Sanitizer) -> ResourceTemplate:
-    return _named(template, RESOURCE, sanitizer)
+    cleaned = _named(template, RESOURCE, sanitizer)
+    return _copy(cleaned, uri_template=sanitizer.text(template.uri_template, FIELDS))
 
 
 _Named = TypeVar("_Named", Resource, ResourceTemplate, ResourceLink)
 
 
 def _named(item: _Named, surface: str, sanitizer: Sanitizer) -> _Named:
-    """Resources, templates and links: name, title, description and `_meta` are text."""
+    """Resources, templates and links: name, title, description (text), URI (not for
+    templates, whose `uri_template` the caller cleans), mime type, icons, annotations, `_meta`."""
+    uri = None if isinstance(item, ResourceTemplate) else sanitizer.text(item.uri, FIELDS)
     return _copy(
         item,
         name=sanitizer.text(item.name, surface),
         title=_optional(item.title, surface, sanitizer),
         description=_optional(item.description, surface, sanitizer),
+        mime_type=_optional(item.mime_type, FIELDS, sanitizer),
+        icons=_icons(item.icons, sanitizer),
+        annotations=_annotations(item.annotations, sanitizer),
         meta=sanitizer.meta(item.meta, META),
+        **({} if uri is None else {"uri": uri}),
     )
 
 
@@ -261,6 +288,26 @@ def _tool_annotations(
     if annotations is None:
         return None
     return _copy(annotations, title=_optional(annotations.title, TOOL, sanitizer))
+
+
+def _annotations(annotations: Annotations | None, sanitizer: Sanitizer) -> Annotations | None:
+    if annotations is None:
+        return None
+    last_modified = _optional(annotations.last_modified, FIELDS, sanitizer)
+    return _copy(annotations, last_modified=last_modified)
+
+
+def _icons(icons: list[Icon] | None, sanitizer: Sanitizer) -> list[Icon] | None:
+    return _each_optional(icons, lambda icon: _icon(icon, sanitizer))
+
+
+def _icon(icon: Icon, sanitizer: Sanitizer) -> Icon:
+    return _copy(
+        icon,
+        src=sanitizer.text(icon.src, FIELDS),
+        mime_type=_optional(icon.mime_type, FIELDS, sanitizer),
+        sizes=_each_optional(icon.sizes, lambda size: sanitizer.text(size, FIELDS)),
+    )
 
 
 def _optional(text: str | None, surface: str, sanitizer: Sanitizer) -> str | None:

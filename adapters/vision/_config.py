@@ -23,12 +23,14 @@ from typing import Any, Final, Literal
 
 from ._base import VisionBackend, VisionConfigError, one_line
 from ._cache import CachedVisionBackend
-from ._http import OpenAICompatibleBackend
+from ._http import DEFAULT_MAX_RESPONSE_BYTES, OpenAICompatibleBackend, default_deadline
 from ._ocr import LocalOCRBackend
 
 PATH: Final = "auxiliary.vision"
 DEFAULT_TIMEOUT_S: Final = 30.0
 MAX_TIMEOUT_S: Final = 600.0
+MAX_DEADLINE_S: Final = 1800.0
+RESPONSE_BYTES_RANGE: Final = (1024, 256 * 1024 * 1024)
 MAX_RETRIES_LIMIT: Final = 10
 LOCAL_OCR_NAMES: Final = frozenset({"local", "ocr", "local-ocr"})
 UNSET_NAMES: Final = frozenset({"", "auto"})
@@ -81,6 +83,9 @@ class VisionSettings:
     api_key_envs: tuple[str, ...] = ()
     """Variables that may hold the key, first set one wins; empty: send no key."""
     timeout: float = DEFAULT_TIMEOUT_S
+    deadline: float = default_deadline(DEFAULT_TIMEOUT_S)
+    """The whole call, retries and waits included (default: twice `timeout`)."""
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_retries: int = 3
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -118,6 +123,8 @@ def build_backend(settings: VisionSettings) -> VisionBackend:
         timeout=settings.timeout,
         max_retries=settings.max_retries,
         extra_body=settings.extra_body,
+        deadline=settings.deadline,
+        max_response_bytes=settings.max_response_bytes,
     )
 
 
@@ -145,13 +152,16 @@ def parse_vision_settings(
     provider = ALIASES.get(provider, provider if provider not in UNSET_NAMES else "custom")
     defaults = KNOWN_PROVIDERS.get(provider)
     base_url = _checked_url(base_url or (defaults.base_url if defaults else ""), provider)
+    timeout = _timeout(section)
     return VisionSettings(
         kind="openai-compatible",
         provider=provider,
         model=_checked_model(model, provider),
         base_url=base_url,
         api_key_envs=_key_envs(section, defaults),
-        timeout=_timeout(section),
+        timeout=timeout,
+        deadline=_deadline(section, timeout),
+        max_response_bytes=_max_response_bytes(section),
         max_retries=_max_retries(section),
         extra_body=_extra_body(section),
     )
@@ -304,6 +314,41 @@ def _timeout(section: Mapping[str, Any]) -> float:
             "timeout",
         )
     return float(value)
+
+
+def _deadline(section: Mapping[str, Any], timeout: float) -> float:
+    value = section.get("deadline")
+    if value is None:
+        return default_deadline(timeout)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _error(
+            f"`{PATH}.deadline` must be a number of seconds", "vision_config_type", "deadline"
+        )
+    if not 0 < value <= MAX_DEADLINE_S:
+        raise _error(
+            f"`{PATH}.deadline` must be above 0 and at most {MAX_DEADLINE_S:g} seconds",
+            "vision_config_value",
+            "deadline",
+        )
+    return float(value)
+
+
+def _max_response_bytes(section: Mapping[str, Any]) -> int:
+    value = section.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(
+            f"`{PATH}.max_response_bytes` must be a whole number of bytes",
+            "vision_config_type",
+            "max_response_bytes",
+        )
+    low, high = RESPONSE_BYTES_RANGE
+    if not low <= value <= high:
+        raise _error(
+            f"`{PATH}.max_response_bytes` must be between {low} and {high}",
+            "vision_config_value",
+            "max_response_bytes",
+        )
+    return value
 
 
 def _max_retries(section: Mapping[str, Any]) -> int:

@@ -1,32 +1,40 @@
 """A backend for any OpenAI-compatible chat-completions endpoint that accepts images.
 
 OpenRouter, OpenAI, Gemini's compatibility API, Ollama, vLLM, llama.cpp server and LM
-Studio all speak this protocol. Requests are synchronous (`httpx.Client`); async callers
-go through `describe_or_unavailable_async`, which runs them in a worker thread.
+Studio all speak this protocol. `describe` is synchronous; async callers go through
+`describe_or_unavailable_async`, which runs it in a worker thread.
+
+Every call is bounded whatever the server does: `timeout` bounds each network step,
+`deadline` the whole call (connecting, slow headers, a trickled body, retries and the waits
+between them), and `max_response_bytes` the body read (error bodies are read up to 64 KiB
+and only summarized). The exchange runs on a private event loop for the call, so the
+deadline can cancel a read in progress, which a blocking socket read cannot do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
-import io
+import json
 import os
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from PIL import Image
 
 from ._base import Description, VisionUnavailable, clip_text, one_line
+from ._http_wire import Answer, display_url, read_capped, retry_after, sendable_image, text_of
+from ._redact import error_message, redact_key, short_reason, summarize_error
 
 MAX_RETRY_AFTER_S: Final = 30.0
 """Longest wait honoured from a `Retry-After` header or from backoff."""
 MAX_CHARS: Final = 8_000
-SENDABLE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp"})
+DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
+ERROR_BODY_BYTES: Final = 64 * 1024
+"""Error bodies are only summarized: no more of them is read."""
 DESCRIBE_PROMPT: Final = (
     "Describe this image for an assistant that cannot see it. Say first what kind of image "
     "it is (screenshot, photo, chart, diagram...). Transcribe the important visible text "
@@ -37,6 +45,11 @@ QUESTION_PROMPT: Final = (
     "{question}\n\nAnswer only from what is visible in the image, and say so if the image "
     "does not show it."
 )
+
+
+def default_deadline(timeout: float) -> float:
+    """The whole-call deadline when none is configured: twice the per-step timeout."""
+    return 2.0 * timeout
 
 
 @dataclass(frozen=True)
@@ -52,11 +65,12 @@ class OpenAICompatibleBackend:
     """Describes images by asking a vision model behind `{base_url}/chat/completions`.
 
     Retries 429, 5xx, timeouts and connection errors up to `max_retries` times, waiting
-    `backoff * 2**attempt` seconds (or the server's `Retry-After`), each capped at 30 s.
-    `timeout` applies to each network step of each attempt, so the worst case is about
-    `(max_retries + 1) * timeout` plus the waits. The API key is read from the environment
-    variable `api_key_env` on every call, so a rotated key is picked up; with no
-    `api_key_env` no `Authorization` header is sent (local servers need none).
+    `backoff * 2**attempt` seconds (or the server's `Retry-After`), each capped at 30 s and
+    never past the deadline. `timeout` applies to each network step of each attempt;
+    `deadline` (default twice `timeout`) to the whole call. The API key is read from the
+    environment variable `api_key_env` on every call, so a rotated key is picked up; with no
+    `api_key_env` no `Authorization` header is sent (local servers need none). Nothing the
+    server echoes of the key reaches a description or a reason (`_redact`).
     """
 
     def __init__(
@@ -70,6 +84,8 @@ class OpenAICompatibleBackend:
         backoff: float = 0.5,
         *,
         extra_body: Mapping[str, Any] | None = None,
+        deadline: float | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -77,10 +93,13 @@ class OpenAICompatibleBackend:
         self.shown_url = display_url(self.url)
         self.api_key_env = api_key_env
         self.timeout = timeout
+        self.deadline = deadline if deadline is not None else default_deadline(timeout)
+        self.max_response_bytes = max_response_bytes
         self.max_retries = max(0, max_retries)
         self.backoff = max(0.0, backoff)
         self.extra_body = MappingProxyType(dict(extra_body or {}))
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout))
+        # Built once: loading the CA bundle is the costly part of a client.
+        self._ssl = httpx.create_ssl_context()
 
     @property
     def name(self) -> str:
@@ -91,8 +110,8 @@ class OpenAICompatibleBackend:
         return f"the vision endpoint `{self.shown_url}`"
 
     def close(self) -> None:
-        """Close pooled connections; the backend must not be used afterwards."""
-        self._client.close()
+        """Release resources; each call opens and closes its own connections, so nothing is
+        held between calls and this only exists for callers that use the backend in `with`."""
 
     def __enter__(self) -> OpenAICompatibleBackend:
         return self
@@ -107,8 +126,8 @@ class OpenAICompatibleBackend:
         started = time.perf_counter()
         key = self._api_key()
         body = self._request_body(image, media_type, question)
-        response = self._post_with_retries(body, key)
-        text = clip_text(self._content_of(response, key), MAX_CHARS)
+        answer = asyncio.run(self._post_with_deadline(body, key))
+        text = clip_text(redact_key(self._content_of(answer, key), key), MAX_CHARS)
         elapsed_ms = (time.perf_counter() - started) * 1000
         return Description(text=text, backend=self.name, cached=False, elapsed_ms=elapsed_ms)
 
@@ -138,25 +157,51 @@ class OpenAICompatibleBackend:
             "messages": [{"role": "user", "content": content}],
         }
 
-    def _post_with_retries(self, body: dict[str, Any], key: str | None) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        for attempt in range(self.max_retries):
-            outcome = self._attempt(body, headers, key)
-            if isinstance(outcome, httpx.Response):
-                return outcome
-            time.sleep(self._delay(attempt, outcome.retry_after))
-        outcome = self._attempt(body, headers, key)
-        if isinstance(outcome, httpx.Response):
-            return outcome
-        attempts = self.max_retries + 1
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        raise VisionUnavailable(f"{outcome.problem} ({tries}); {outcome.fix}")
-
-    def _attempt(
-        self, body: dict[str, Any], headers: dict[str, str], key: str | None
-    ) -> httpx.Response | _Transient:
+    async def _post_with_deadline(self, body: dict[str, Any], key: str | None) -> Answer:
+        attempts: list[int] = []
         try:
-            response = self._client.post(self.url, json=body, headers=headers)
+            async with asyncio.timeout(self.deadline):
+                return await self._post_with_retries(body, key, attempts)
+        except TimeoutError:
+            raise VisionUnavailable(
+                f"{self._endpoint} did not finish within the {self.deadline:g}s deadline "
+                f"({_tries(len(attempts))}); raise `auxiliary.vision.deadline` or check the server"
+            ) from None
+
+    async def _post_with_retries(
+        self, body: dict[str, Any], key: str | None, attempts: list[int]
+    ) -> Answer:
+        headers = {"Accept-Encoding": "identity"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        ends = time.monotonic() + self.deadline
+        timeout = httpx.Timeout(self.timeout)
+        async with httpx.AsyncClient(timeout=timeout, verify=self._ssl) as client:
+            while True:
+                attempts.append(1)
+                outcome = await self._attempt(client, body, headers, key)
+                if isinstance(outcome, Answer):
+                    return outcome
+                tries = _tries(len(attempts))
+                if len(attempts) > self.max_retries:
+                    raise VisionUnavailable(f"{outcome.problem} ({tries}); {outcome.fix}")
+                wait = self._delay(len(attempts) - 1, outcome.retry_after)
+                if time.monotonic() + wait >= ends:
+                    raise VisionUnavailable(
+                        f"{outcome.problem} ({tries}; waiting {wait:g}s more would pass the "
+                        f"{self.deadline:g}s deadline); {outcome.fix}"
+                    )
+                await asyncio.sleep(wait)
+
+    async def _attempt(
+        self,
+        client: httpx.AsyncClient,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        key: str | None,
+    ) -> Answer | _Transient:
+        try:
+            answer = await self._exchange(client, body, headers)
         except httpx.TimeoutException:
             return _Transient(
                 f"{self._endpoint} did not answer within {self.timeout:g}s",
@@ -173,44 +218,67 @@ class OpenAICompatibleBackend:
                 f"the request to {self._endpoint} failed ({one_line(str(exc), 120)}); "
                 "check `auxiliary.vision.base_url`"
             ) from exc
-        if response.status_code == 429 or response.status_code >= 500:
-            return self._transient_status(response, key)
-        if response.status_code >= 300:
-            raise VisionUnavailable(self._refusal(response, key))
-        return response
+        if answer.status == 429 or answer.status >= 500:
+            return self._transient_status(answer, key)
+        if answer.status >= 300:
+            raise VisionUnavailable(self._refusal(answer, key))
+        self._check_body(answer)
+        return answer
 
-    def _transient_status(self, response: httpx.Response, key: str | None) -> _Transient:
-        status = response.status_code
-        if status == 429:
+    async def _exchange(
+        self, client: httpx.AsyncClient, body: dict[str, Any], headers: dict[str, str]
+    ) -> Answer:
+        async with client.stream("POST", self.url, json=body, headers=headers) as response:
+            limit = self.max_response_bytes if response.status_code < 300 else ERROR_BODY_BYTES
+            data, cut = await read_capped(response, limit)
+            return Answer(response.status_code, response.headers, data, cut)
+
+    def _check_body(self, answer: Answer) -> None:
+        encoding = answer.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            # Decoding would let a small compressed body expand past every limit.
+            raise VisionUnavailable(
+                f"{self._endpoint} sent a compressed answer (`{one_line(encoding, 20)}`) "
+                "though asked not to; check the server or the proxy in front of it"
+            )
+        if answer.cut:
+            raise VisionUnavailable(
+                f"{self._endpoint} sent an answer over {self.max_response_bytes} bytes and "
+                "was cut off; raise `auxiliary.vision.max_response_bytes` if the model's "
+                "descriptions are that long"
+            )
+
+    def _transient_status(self, answer: Answer, key: str | None) -> _Transient:
+        if answer.status == 429:
             return _Transient(
                 f"{self._endpoint} is rate limiting (http 429)",
                 "wait and try again, or use a model or key with a higher rate limit",
-                _retry_after(response),
+                retry_after(answer.headers),
             )
         return _Transient(
-            f"{self._endpoint} failed with http {status}{_snippet(response, key)}",
+            f"{self._endpoint} failed with {summarize_error(answer.status, answer.body, key)}",
             "check the server's logs or try again later",
-            _retry_after(response),
+            retry_after(answer.headers),
         )
 
-    def _refusal(self, response: httpx.Response, key: str | None) -> str:
-        status = response.status_code
-        detail = _snippet(response, key)
+    def _refusal(self, answer: Answer, key: str | None) -> str:
+        status = answer.status
+        summary = summarize_error(status, answer.body, key)
         if status in (401, 403) and self.api_key_env:
             return (
-                f"{self._endpoint} rejected the api key (http {status}{detail}); "
+                f"{self._endpoint} rejected the api key ({summary}); "
                 f"check the key in `${self.api_key_env}`"
             )
         if status in (401, 403):
             return (
-                f"{self._endpoint} wants an api key (http {status}{detail}); "
+                f"{self._endpoint} wants an api key ({summary}); "
                 "name the variable that holds it in `auxiliary.vision.api_key_env`"
             )
         if status == 404:
             return (
-                f"{self._endpoint} answered http 404 for model `{self.model}`"
-                f"{detail}; check `auxiliary.vision.base_url` (it usually ends in `/v1`) "
-                "and `auxiliary.vision.model`"
+                f"{self._endpoint} answered {summary} for model `{self.model}`; check "
+                "`auxiliary.vision.base_url` (it usually ends in `/v1`) and "
+                "`auxiliary.vision.model`"
             )
         if 300 <= status < 400:
             return (
@@ -220,7 +288,7 @@ class OpenAICompatibleBackend:
         if status == 413:
             return f"{self._endpoint} says the image is too large (http 413)"
         return (
-            f"{self._endpoint} refused the request (http {status}{detail}); "
+            f"{self._endpoint} refused the request ({summary}); "
             f"check that model `{self.model}` accepts images"
         )
 
@@ -228,24 +296,24 @@ class OpenAICompatibleBackend:
         wait = retry_after if retry_after is not None else self.backoff * 2**attempt
         return min(MAX_RETRY_AFTER_S, max(0.0, wait))
 
-    def _content_of(self, response: httpx.Response, key: str | None) -> str:
+    def _content_of(self, answer: Answer, key: str | None) -> str:
         hint = (
             f"{self._endpoint} did not answer in the chat-completions format; "
             "check that `auxiliary.vision.base_url` points at an openai-compatible api"
         )
         try:
-            payload = response.json()
+            payload = json.loads(answer.body)
         except ValueError as exc:
             raise VisionUnavailable(hint) from exc
         if isinstance(payload, dict) and payload.get("error"):
             # OpenRouter reports some upstream failures as http 200 with an `error` object.
-            message = _redacted(_error_message(payload), key)
-            raise VisionUnavailable(f"{self._endpoint} reported: {message}")
+            reason = short_reason(error_message(payload), key)
+            raise VisionUnavailable(f"{self._endpoint} reported: {reason}")
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise VisionUnavailable(hint) from exc
-        text = _text_of(content).strip()
+        text = text_of(content).strip()
         if not text:
             raise VisionUnavailable(
                 f"the vision model `{self.model}` returned an empty description; "
@@ -254,92 +322,5 @@ class OpenAICompatibleBackend:
         return text
 
 
-def sendable_image(image: bytes, media_type: str) -> tuple[bytes, str]:
-    """`image` as PNG, JPEG or WebP, the formats every supported server takes in a data URL.
-
-    Ollama's compatibility layer accepts only these three; GIF, BMP, TIFF and the rest are
-    converted to PNG (first frame) rather than refused by the server.
-    """
-    media_type = media_type.partition(";")[0].strip().lower()
-    media_type = "image/jpeg" if media_type == "image/jpg" else media_type
-    if media_type in SENDABLE_TYPES:
-        return image, media_type
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(image)) as opened:
-                converted = opened.convert("RGBA")
-    except (
-        OSError,
-        ValueError,
-        Image.DecompressionBombWarning,
-        Image.DecompressionBombError,
-    ) as exc:
-        raise VisionUnavailable(
-            f"the `{one_line(media_type, 40)}` image could not be converted to png for the "
-            "vision endpoint"
-        ) from exc
-    buffer = io.BytesIO()
-    converted.save(buffer, "PNG")
-    return buffer.getvalue(), "image/png"
-
-
-def display_url(url: str) -> str:
-    """`url` without credentials, query or fragment, fit for a reason the model reads."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(unparseable url)"
-    if ":" in host:
-        host = f"[{host}]"
-    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text; some servers send a list of typed parts instead of a string."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """`Retry-After` in seconds; HTTP dates and junk fall back to backoff."""
-    value = response.headers.get("retry-after", "").strip()
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None
-
-
-def _snippet(response: httpx.Response, key: str | None) -> str:
-    """`: <server message>` from an error body, redacted and short, or nothing."""
-    try:
-        payload = response.json()
-    except ValueError:
-        payload = response.text
-    message = _redacted(_error_message(payload), key)
-    return f": {message}" if message else ""
-
-
-def _redacted(message: str, key: str | None) -> str:
-    """One short line of a server's message, without the api key or any image data."""
-    if key:
-        message = message.replace(key, "(key)")
-    return one_line(message, 160)
-
-
-def _error_message(payload: Any) -> str:
-    if isinstance(payload, dict):
-        error = payload.get("error", payload.get("message", payload.get("detail", "")))
-        if isinstance(error, dict):
-            return str(error.get("message", ""))
-        return str(error)
-    return str(payload)
+def _tries(count: int) -> str:
+    return f"{count} attempt{'s' if count != 1 else ''}"

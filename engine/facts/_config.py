@@ -33,6 +33,7 @@ from .._settings import EMBED_TARGET_DEFAULT, EMBED_TARGET_MAX, EMBED_TARGET_MIN
 from .._validate import did_you_mean
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
+from .._yaml import shown as one_line
 from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
 from ._config_providers import ProviderDeclaration, Sourced, read_declaration
 
@@ -82,7 +83,7 @@ class AgentConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
-        return cls.from_text(read_source_file(path, "agent config"), str(path))
+        return cls.from_text(read_source_file(path, kind="agent config"), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<config>") -> AgentConfig:
@@ -216,9 +217,7 @@ class _Reader:
         word = self.loaded.boolean_words.get(path) if self.loaded is not None else None
         if word is not None:
             return word
-        if isinstance(raw, bool) or raw is None:
-            return {True: "true", False: "false", None: "null"}[raw]
-        return str(raw)
+        return one_line(raw)  # one line, invisible characters escaped, long values cut
 
     def section(self, path: DocumentPath) -> Mapping[Any, Any]:
         """The mapping at `path`; empty when absent, empty with a warning when not a mapping."""
@@ -228,7 +227,7 @@ class _Reader:
             if child is None:
                 return {}
             if not isinstance(child, Mapping):
-                dotted = ".".join(str(part) for part in path[: depth + 1])
+                dotted = ".".join(one_line(str(part)) for part in path[: depth + 1])
                 self.warn(
                     "config-not-mapping",
                     f"`{dotted}` must be a mapping, ignored",
@@ -239,7 +238,7 @@ class _Reader:
         return level
 
     def boolean(self, raw: Any, path: DocumentPath) -> Sourced[bool | None]:
-        dotted = ".".join(str(part) for part in path)
+        dotted = ".".join(one_line(str(part)) for part in path)
         value = coerce_bool(raw)
         if value is None:
             warning = self.warn(

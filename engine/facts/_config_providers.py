@@ -17,6 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from .._diagnostics import Severity
 from .._validate import did_you_mean
 from .._yaml import DocumentPath
+from .._yaml import shown as one_line
 from ._config_keys import clean, unknown_keys
 from ._registry import API_NAMES, ProviderOverride
 
@@ -108,7 +109,7 @@ def _override(
         warnings.append(
             reader.warn(
                 "invalid-api",
-                f"unknown api `{api}`, ignored",
+                f"unknown api `{one_line(api)}`, ignored",
                 (*base, "api"),
                 did_you_mean(api, list(API_NAMES)),
             )

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from .._diagnostics import Diagnostic
-from .._validate import as_list, recode
+from .._validate import as_list, recode, strip_text
 from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
 
@@ -29,11 +29,23 @@ _PATTERNS: dict[str, Any] = {
     "type": "list",
     "coerce": as_list,
     "empty": False,
-    "schema": {"type": "string", "empty": False},
+    "schema": {"type": "string", "coerce": strip_text, "empty": False, "maxlength": 256},
 }
-_NOTE: dict[str, Any] = {"type": "string", "required": True, "empty": False}
+# Notes are copied into decision records: a blank one says nothing, a huge one bloats them.
+_NOTE: dict[str, Any] = {
+    "type": "string",
+    "required": True,
+    "coerce": strip_text,
+    "empty": False,
+    "maxlength": 1_000,
+}
 _EVIDENCE: dict[str, Any] = {"type": "string", "required": True, "allowed": list(EVIDENCE)}
-_CITES: dict[str, Any] = {"type": "string", "empty": False}
+_CITES: dict[str, Any] = {
+    "type": "string",
+    "coerce": strip_text,
+    "empty": False,
+    "maxlength": 1_000,
+}
 
 
 def limits_schema() -> dict[str, Any]:
@@ -118,7 +130,7 @@ VETO_SCHEMA: dict[str, Any] = {
 }
 
 REGISTRY_SCHEMA: dict[str, Any] = {
-    "registry": {"type": "string", "required": True, "empty": False},
+    "registry": {"type": "string", "required": True, "coerce": strip_text, "empty": False},
     "version": {"type": ["string", "integer", "float"], "required": True},
     "description": {"type": "string"},
     "defaults": {

@@ -265,7 +265,7 @@ def generate_pages(files: Sequence[Path], root: Path) -> list[DocPage]:
             label = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             label = path.as_posix()
-        compiled = compile_policy_text(read_source_file(path, "policy"), label)
+        compiled = compile_policy_text(read_source_file(path, kind="policy"), label)
         pages.append(DocPage(page, render_policy_page(compiled)))
     return pages
 

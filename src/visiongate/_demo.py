@@ -14,15 +14,15 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from PIL import Image, ImageDraw, ImageFont
 
 from visiongate.adapters import RoutedResult, Router
+from visiongate.adapters.mcp._session import BoundedSession, McpLimits, open_session
 from visiongate.adapters.mcp.example_server import server_command
 from visiongate.adapters.vision import VisionBackend, backend_from_config
 from visiongate.engine import Gate
@@ -160,7 +160,7 @@ class _Demo:
             self.routers[key] = Router(gate, cache=self.out / "cache", vision=self.vision)
         return self.routers[key]
 
-    async def run(self, session: ClientSession, scenario: Scenario, number: int) -> Outcome:
+    async def run(self, session: BoundedSession, scenario: Scenario, number: int) -> Outcome:
         router = self.router(scenario)
         start = time.monotonic()
         label = f"[{number}/{len(SCENARIOS)}] {scenario.title}"
@@ -184,20 +184,18 @@ class _Demo:
         return Outcome(scenario, routed, file, time.monotonic() - start)
 
 
-async def run_demo(out: Path, stream: TextIO = sys.stderr) -> list[Outcome]:
-    """Run every scenario; write payloads and the trace under `out`."""
+async def run_demo(
+    out: Path, stream: TextIO = sys.stderr, limits: McpLimits | None = None
+) -> list[Outcome]:
+    """Run every scenario; write payloads and the trace under `out`. Each request to the
+    example server is bounded by `limits` (a hung server ends the demo with `TimeoutError`)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "trace.jsonl").unlink(missing_ok=True)
     progress = Progress(stream)
     demo = _Demo(out, progress)
-    program, *arguments = server_command()
-    server = StdioServerParameters(command=program, args=arguments)
     progress.say("starting the example MCP server over stdio (official mcp SDK)")
     outcomes: list[Outcome] = []
-    async with AsyncExitStack() as stack:
-        read, write = await stack.enter_async_context(stdio_client(server))
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
+    async with open_session(server_command(), limits=limits) as session:
         for number, scenario in enumerate(SCENARIOS, start=1):
             outcomes.append(await demo.run(session, scenario, number))
     return outcomes

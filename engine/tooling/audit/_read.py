@@ -109,6 +109,9 @@ def _parse_line(text: str, file: str, number: int) -> TraceRecord | Malformed:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         return Malformed(file, number, f"not JSON: {error.msg} (column {error.colno})")
+    except RecursionError:
+        # The C decoder recurses once per nesting level: a hostile line must not end the run.
+        return Malformed(file, number, "not a record: JSON nested too deeply")
     problem = _problem(data)
     if problem is not None:
         return Malformed(file, number, problem)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, PolicyError, Severity
 from ..._load import CompiledPolicy, analyze_policy_text
-from ..._yaml import LoadedYaml, load_yaml
+from ..._yaml import LoadedYaml, load_yaml, read_source_file
 from .._discover import find_policies
 from .._project import Project, find_project
 from ._codes import lint_code
@@ -155,15 +155,13 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileRepor
     """Lint one policy file; an unreadable file is itself a finding."""
     shown = display_path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or "not UTF-8 text"
-        unreadable = Diagnostic(
-            "unreadable-file", "error", f"cannot read `{shown}`: {reason}", Location(shown)
+        text = read_source_file(path, kind="policy")  # bounded: never a huge file read whole
+    except PolicyError as error:
+        found = tuple(
+            replace(d, location=Location(shown, d.location.line, d.location.column))
+            for d in error.diagnostics
         )
-        return FileReport(
-            shown, (unreadable,), fail_level=(options or LintOptions()).fail_level or "error"
-        )
+        return FileReport(shown, found, fail_level=(options or LintOptions()).fail_level or "error")
     return lint_text(text, shown, options)
 
 

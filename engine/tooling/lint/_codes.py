@@ -36,6 +36,11 @@ _CODES: Final[tuple[LintCode, ...]] = (
     _load("duplicate-key", "yaml", "a mapping holds the same key twice"),
     _load("yaml-bad-key", "yaml", "a mapping key is not a plain word"),
     _load("yaml-implicit-boolean", "yaml", "an unquoted yes/no/on/off where a word was meant"),
+    _load("yaml-tag", "yaml", "an explicit tag that is not read, or a value that does not fit it"),
+    _load("too-deep", "yaml", "values nested deeper than a policy file may nest them"),
+    _load("recursive-alias", "yaml", "an alias inside the node it refers to"),
+    _load("alias-expansion", "yaml", "aliases that expand to more values than allowed"),
+    _load("too-large", "file", "a file, string, list or number past its size bound"),
     LintCode("yaml-boolean-word", "warning", "yaml", "a boolean setting written as yes/no/on/off"),
     LintCode("unquoted-version", "warning", "yaml", "`version` written as a number, not a string"),
     # The schema and the vocabulary.
@@ -52,6 +57,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
     _load("invalid-value", "schema", "a value the schema refuses for another reason"),
     _load("duplicate-rule-id", "schema", "two rules share an id"),
     _load("duplicate-invariant-id", "schema", "two invariants share an id"),
+    _load("too-many-rules", "schema", "more rules than a policy may hold"),
     # The decision table, computed exactly over every cell.
     _load("overlap", "table", "two rules match one cell under `hit_policy: unique`"),
     _load("invariant-violated", "table", "an invariant fails on some cells"),

@@ -3,32 +3,45 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
-from visiongate.cli import EXIT_OK
+from visiongate.cli import EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import output_directory
+from visiongate.cli._signals import Interrupted, run_until_signal
 
 HELP = "run the whole mission end to end, offline: real MCP server, gate, images, OCR, payloads"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from visiongate.cli.mcp import add_limit_arguments
+
     parser.add_argument(
         "--out",
         default="visiongate-demo",
         help="folder for the provider payloads and the JSONL trace (default: ./visiongate-demo)",
     )
+    add_limit_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from visiongate._demo import excerpt, legend, render_table, run_demo, summary_rows
+    from visiongate.adapters.mcp._session import McpLimits
 
     output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
     out = Path(args.out).resolve()
     print("visiongate demo: one gate decides for every image source (bundled policy, catalog,")
     print("provider registry; local OCR as the auxiliary vision backend; no network)\n")
-    outcomes = asyncio.run(run_demo(out, sys.stderr))
+    try:
+        limits = McpLimits.of(args.timeout, args.connect_timeout, args.max_message_bytes)
+        outcomes = run_until_signal(lambda: run_demo(out, sys.stderr, limits))
+    except Interrupted as stopped:
+        print(f"visiongate demo: {stopped}; the example server was stopped", file=sys.stderr)
+        return stopped.exit_code
+    except (OSError, ValueError) as error:
+        # A server that hangs or answers wrongly ends the demo with one line, not a traceback.
+        print(f"visiongate demo: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     print()
     print(render_table(summary_rows(outcomes)))
     print(legend(outcomes))

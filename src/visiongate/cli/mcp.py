@@ -4,24 +4,31 @@
         -- python -m visiongate.adapters.mcp.example_server
 
 Output as for `visiongate route`. The server gets the MCP SDK's default environment (HOME,
-PATH, USER, ...), not this process's secrets.
+PATH, USER, ...), not this process's secrets. Every step is bounded: `--timeout` for each
+request (and the handshake, unless `--connect-timeout` is given), `--max-message-bytes` for
+each message. A server that does not answer, answers wrongly or is interrupted (Ctrl-C,
+SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
-from mcp import MCPError
-
 from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters._router import Router
 from visiongate.adapters.mcp._client import call_and_route
+from visiongate.adapters.mcp._session import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    ServerError,
+)
 from visiongate.cli import EXIT_USAGE
 from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded
+from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
 HELP = "call a tool on an MCP server over stdio and route its result"
@@ -37,6 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     call.add_argument("--tool", required=True, help="the tool to call")
     call.add_argument("--args", default="{}", metavar="JSON", help="tool arguments, a JSON object")
+    add_limit_arguments(call)
     add_target_arguments(call)
     add_gate_arguments(call)
     add_output_arguments(call)
@@ -46,6 +54,40 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="-- SERVER COMMAND ...",
         help="the server's command line, after `--`",
     )
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--timeout`, `--connect-timeout` and `--max-message-bytes`."""
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help=f"longest wait for each request to the server, and for the handshake unless "
+        f"--connect-timeout is given (default {DEFAULT_REQUEST_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help=f"longest wait for the server to start and answer `initialize` "
+        f"(default {DEFAULT_CONNECT_TIMEOUT_S:g}, or --timeout)",
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=int,
+        metavar="BYTES",
+        help=f"largest message accepted from the server (default {DEFAULT_MAX_MESSAGE_BYTES})",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +103,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     check_gate_inputs(args)
-    outcome = guarded(lambda: _call(args, command, arguments))
+    try:
+        outcome = guarded(lambda: _call(args, command, arguments))
+    except Interrupted as stopped:
+        print(f"visiongate mcp call: {stopped}; the server was stopped", file=sys.stderr)
+        return stopped.exit_code
     if isinstance(outcome, int):
         return outcome
     router, routed = outcome
@@ -82,25 +128,22 @@ def _call(
 ) -> tuple[Router, RoutedResult]:
     router = build_router(args)
     try:
-        routed = asyncio.run(
-            call_and_route(
-                router, command, args.tool, arguments, provider=args.provider, model=args.model
+        routed = run_until_signal(
+            lambda: call_and_route(
+                router,
+                command,
+                args.tool,
+                arguments,
+                provider=args.provider,
+                model=args.model,
+                timeout=args.timeout,
+                connect_timeout=args.connect_timeout,
+                max_message_bytes=args.max_message_bytes,
             )
         )
-    except (MCPError, ExceptionGroup) as error:
-        # A protocol error, or a server that died (the SDK's task group wraps that one), is
-        # bad input for this command (exit 2); anything else is a bug and keeps its traceback.
-        found = _mcp_error(error)
-        if found is None:
-            raise
-        raise ValueError(f"the MCP server failed: {found.error.message}") from error
+    except ServerError as error:
+        # A JSON-RPC error is the server's answer to bad input (exit 2); its words are
+        # already cleaned. Timeouts, closed connections and malformed answers are OSError or
+        # ValueError and reach `guarded` as they are.
+        raise ValueError(str(error)) from None
     return router, routed
-
-
-def _mcp_error(error: BaseException) -> MCPError | None:
-    """The first `MCPError` in `error` or, for an exception group, in its members."""
-    if isinstance(error, MCPError):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        return next(filter(None, map(_mcp_error, error.exceptions)), None)
-    return None

@@ -1,0 +1,161 @@
+"""Keep the api key, and a backend's raw words, out of what the model and the trace read.
+
+A vision endpoint sees the key in every request, and a hostile or buggy one can echo it back
+in its answer or its error body: verbatim, split by spaces, upper-cased, hex-encoded or base64
+(of the key, of `Bearer <key>`, of a whole header dump). `redact_key` removes every run of 12
+or more characters of the key, or of any of those encodings, wherever it stands, case
+insensitively and across spaces and invisible characters: a fragment too short to be useful
+is all that can survive. It is linear in the text (a set of 12-grams, not a regex alternation).
+
+`summarize_error` turns an error body into what the model may read: the http status and a short
+reason (the body's `error.message` when it has one), redacted, stripped of invisible and
+control characters, on one line. The body itself is never copied.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+from urllib.parse import quote
+
+from ..sanitize._line import untrusted_line
+from ._base import one_line
+
+__all__ = [
+    "KEY_MARK",
+    "REASON_CHARS",
+    "error_message",
+    "redact_key",
+    "short_reason",
+    "summarize_error",
+]
+
+KEY_MARK: Final = "(key)"
+REASON_CHARS: Final = 120
+"""Longest reason taken from an error body."""
+_WINDOW: Final = 12
+_MIN_ENCODED_KEY: Final = 8
+"""Shorter keys are matched as themselves only: their encodings are too short to be safe."""
+# Characters a key may be split by: whitespace and the invisible ones a sanitizer may keep.
+_SPLITTERS: Final = frozenset(" \t\r\n\v\f\x85\xa0\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
+_EXTRACT_CHARS: Final = 2_000
+
+
+@dataclass(frozen=True)
+class _KeyGrams:
+    grams: frozenset[str]
+    width: int
+
+
+def redact_key(text: str, key: str | None) -> str:
+    """`text` with every fragment of `key` or its encodings replaced by `(key)`."""
+    if not key or not text:
+        return text
+    found = _key_grams(key)
+    kept, positions = _normalized(text)
+    spans = [
+        (positions[start], positions[start + found.width - 1] + 1)
+        for start in range(len(kept) - found.width + 1)
+        if kept[start : start + found.width] in found.grams
+    ]
+    return _replace_spans(text, spans) if spans else text
+
+
+def summarize_error(status: int, body: bytes, key: str | None) -> str:
+    """`http <status>` and, when the body says why, `: <short reason>`; never the body."""
+    reason = short_reason(_message_of(body), key)
+    return f"http {status}: {reason}" if reason else f"http {status}"
+
+
+def short_reason(message: str, key: str | None, limit: int = REASON_CHARS) -> str:
+    """A server's message cut down to one short, redacted, visible line."""
+    text = redact_key(message[:_EXTRACT_CHARS], key)
+    # `one_line` redacts data URLs and long base64 runs; `untrusted_line` cleans the rest.
+    return redact_key(untrusted_line(one_line(text, _EXTRACT_CHARS), limit), key)
+
+
+def _message_of(body: bytes) -> str:
+    """The body's `error.message` (or `message`, `detail`); a non-JSON body counts only when it
+    is a short line of plain text (`Bad Gateway`), never an HTML page or an echo."""
+    text = body.decode("utf-8", "replace")
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        short = text.strip()
+        return short if len(short) <= REASON_CHARS and "<" not in short else ""
+    return error_message(payload)
+
+
+def error_message(payload: Any) -> str:
+    if isinstance(payload, dict):
+        error = payload.get("error", payload.get("message", payload.get("detail", "")))
+        if isinstance(error, dict):
+            return str(error.get("message", ""))
+        return str(error)
+    return str(payload)
+
+
+@lru_cache(maxsize=8)
+def _key_grams(key: str) -> _KeyGrams:
+    forms = _forms(key)
+    width = min(_WINDOW, len(key))
+    grams = {
+        form[start : start + width]
+        for form in forms
+        if len(form) >= width
+        for start in range(len(form) - width + 1)
+    }
+    return _KeyGrams(frozenset(grams), width)
+
+
+def _forms(key: str) -> set[str]:
+    """The key and its common encodings, lower-cased and without splitters."""
+    plain = "".join(char for char in key if char not in _SPLITTERS)
+    forms = {plain, quote(plain, safe="")}
+    raw = plain.encode("utf-8")
+    if len(plain) >= _MIN_ENCODED_KEY:
+        forms.add(raw.hex())
+        # Base64 of any text that holds the key holds one of three cores, by its offset mod 3.
+        for offset in range(3):
+            core = _base64_core(raw, offset)
+            forms |= {core, core.replace("+", "-").replace("/", "_")}
+    return {form.lower() for form in forms if form}
+
+
+def _base64_core(raw: bytes, offset: int) -> str:
+    """The base64 characters fixed by `raw` alone when it starts `offset` bytes into a stream."""
+    encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
+    first = -(-8 * offset // 6)
+    last = (8 * (offset + len(raw))) // 6
+    return encoded[first:last]
+
+
+def _normalized(text: str) -> tuple[str, list[int]]:
+    """Lower-case ASCII text without splitters, and where each kept character was."""
+    kept: list[str] = []
+    positions: list[int] = []
+    for index, char in enumerate(text):
+        if char in _SPLITTERS:
+            continue
+        kept.append(char.lower() if char.isascii() else "\0")
+        positions.append(index)
+    return "".join(kept), positions
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces: list[str] = []
+    last = 0
+    for start, end in merged:
+        pieces += (text[last:start], KEY_MARK)
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)

@@ -1,0 +1,192 @@
+"""Hot reload applies only complete policies (issue 12).
+
+A writer that rewrites the policy in pieces exposes every prefix of it to the gate, and many
+prefixes are valid policies that lose rules or invariants. A reload applies a change only
+when the file is stable (the same at two polls, or renamed into place and left alone), loads,
+and keeps every invariant in force unless it lists the id under `drops_invariants`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from visiongate.engine import Gate
+from visiongate.engine._gate import QUIET_SECONDS
+from visiongate.engine._load import analyze_policy_text, bundled_policy_text
+from visiongate.engine._policy import source_sha256
+
+DEFAULT = bundled_policy_text("default")
+
+
+def write_atomically(path: Path, text: str, age: float = 0.0) -> None:
+    """What the README asks of operators: a temporary file, then a rename over the policy."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    if age:
+        stamp = time.time() - age
+        os.utime(temporary, (stamp, stamp))
+    os.replace(temporary, path)
+
+
+def test_a_file_rewritten_in_place_is_applied_at_the_second_poll_that_sees_it(
+    tmp_path: Path,
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    changed = DEFAULT + "\n# edited in place\n"
+    policy.write_text(changed)
+    first = gate.reload(wait=False)
+    assert (first.changed, first.waiting) == (False, True)
+    second = gate.reload(wait=False)
+    assert second.changed and second.sha256 == source_sha256(changed)
+
+
+def test_a_direct_reload_waits_for_its_own_second_poll(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    policy.write_text(DEFAULT + "\n# edited\n")
+    assert gate.reload().changed  # polls, waits QUIET_SECONDS, polls again
+
+
+def test_a_file_renamed_into_place_is_applied_at_the_first_poll(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    write_atomically(policy, DEFAULT + "\n# deployed\n", age=10 * QUIET_SECONDS)
+    assert gate.reload(wait=False).changed
+
+
+def test_no_prefix_of_the_policy_is_applied_at_first_sight(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    other = DEFAULT.replace('version: "1.0.0"', 'version: "1.0.1"')
+    valid = 0
+    # Every line end (where most valid prefixes stop) and every 16th byte in between.
+    ends = sorted({i + 1 for i, c in enumerate(other) if c == "\n"} | set(range(1, len(other), 16)))
+    for end in ends[:-1]:
+        prefix = other[:end]
+        policy.write_text(prefix)
+        result = gate.reload(wait=False)
+        assert not result.changed, f"the first {end} bytes were applied"
+        valid += prefix.endswith("\n") and analyze_policy_text(prefix)[0] is not None
+    assert valid, "some prefixes are valid policies: only stability keeps them out"
+    assert gate.policy_ref.sha256 == source_sha256(DEFAULT)
+
+
+def test_a_policy_that_loses_an_invariant_is_refused_unless_it_says_so(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    start = DEFAULT.index("  - id: auto-respects-configured-aux")
+    end = DEFAULT.index("  - id: unverified-routes-only-for-models-that-see")
+    losing = DEFAULT[:start] + DEFAULT[end:]
+    write_atomically(policy, losing)
+    result = gate.reload()
+    assert not result.ok and result.sha256 == source_sha256(DEFAULT)
+    assert [d.code for d in result.diagnostics] == ["invariant-dropped"]
+    assert "auto-respects-configured-aux" in result.diagnostics[0].message
+    decision = gate.decide_facts("auto", "vision", "set", "accepts")
+    assert decision.policy.sha256 == source_sha256(DEFAULT)
+    assert any("invariant-dropped" in warning for warning in decision.warnings)
+    saying_so = losing + "drops_invariants: [auto-respects-configured-aux]\n"
+    write_atomically(policy, saying_so)
+    assert gate.reload().changed
+    assert gate.decide_facts("auto", "vision", "set", "accepts").warnings == ()
+
+
+def test_a_broken_file_is_reported_once_not_at_every_poll(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    write_atomically(policy, DEFAULT.replace("lane: native", "lane: nativ"))
+    with caplog.at_level(logging.WARNING, logger="visiongate"):
+        results = [gate.reload() for _ in range(4)]
+    assert [result.ok for result in results] == [False] * 4
+    assert caplog.text.count("failed to load") == 1
+
+
+# -- a writer rewriting the policy in pieces, against watch() and deciding threads ------------
+
+WRITER = """
+import json, os, sys, time
+path, rounds, spread, pause = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+versions = json.loads(sys.stdin.read())
+longest = 0.0
+for round_ in range(rounds):
+    data = versions[round_ % len(versions)].encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    last = time.monotonic()
+    for end in range(len(data)):  # one byte at a time: every prefix is on disk once
+        os.write(descriptor, data[end : end + 1])
+        if end % 16 == 15:  # spread the write over a few polls, as a slow writer would
+            time.sleep(spread * 16 / len(data))
+        now = time.monotonic()
+        longest, last = max(longest, now - last), now
+    os.close(descriptor)
+    time.sleep(pause)
+print(json.dumps({"longest_gap": longest}))
+"""
+
+
+def test_half_written_policies_are_never_decided_under(tmp_path: Path) -> None:
+    interval = 0.1
+    versions = [DEFAULT + f"\n# version {name}\n" for name in ("b", "a")]
+    complete = {source_sha256(text) for text in versions}
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(versions[1])
+    gate = Gate.load(policy)
+    applied: list[str] = []
+    gate.watch(interval=interval, on_reload=lambda result: applied.append(result.sha256))
+    seen: list[set[str]] = [set() for _ in range(4)]
+    done = threading.Event()
+
+    def decide(shas: set[str]) -> None:
+        while not done.is_set():
+            shas.add(gate.decide_facts("auto", "vision", "unset", "accepts").policy.sha256)
+
+    threads = [threading.Thread(target=decide, args=(shas,)) for shas in seen]
+    for thread in threads:
+        thread.start()
+    try:
+        writer = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                WRITER,
+                str(policy),
+                "6",
+                f"{2.5 * interval}",
+                f"{4 * interval}",
+            ],
+            input=json.dumps(versions),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
+        gate.close()
+    decided_under = set().union(*seen)
+    gap = json.loads(writer.stdout)["longest_gap"]
+    assert decided_under <= complete, (
+        f"{len(decided_under - complete)} incomplete policies were decided under "
+        f"(the writer's longest pause between two bytes: {gap * 1000:.1f} ms)"
+    )
+    assert complete <= set(applied), "each complete version was applied once written"
