@@ -93,8 +93,15 @@ def _entry_path(text: str) -> Path | None:
     directory = cache_directory()
     if directory is None:
         return None
-    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return directory / f"{sha}-{engine_fingerprint()}.json"
+    # `surrogatepass`: a text with a lone surrogate (which the loader then refuses) must not
+    # make the cache raise; it is keyed like any other.
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        engine = engine_fingerprint()
+    except OSError as error:  # an installation whose modules cannot be read back
+        logger.debug("visiongate: compile cache off, no engine fingerprint: %s", error)
+        return None
+    return directory / f"{sha}-{engine}.json"
 
 
 def recall(text: str) -> CacheEntry | None:

@@ -3,6 +3,7 @@ Regal (a project configuration, include/exclude, a named file always linted) (is
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -208,3 +209,16 @@ def test_pytest_and_visiongate_test_collect_the_same_configured_files(
     result.stdout.fnmatch_lines(["*checks/mine.yaml*text mode*"])
     code, out, _err = run(capsys, "test", "--format", "json")
     assert code == 1 and '"pass": 1' in out and '"fail": 1' in out
+
+
+def test_build_output_and_virtual_environments_are_not_searched(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `pip install .` leaves `build/lib/.../policies/*.test.yaml` in the checkout: as in
+    ruff's default `exclude`, build, dist and venv folders are never searched."""
+    for folder in ("build/lib/pkg", "dist", "venv/lib", "policies"):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "copy.yaml").write_text(POLICY)
+    code, out, _err = run(capsys, "lint", "--format", "json")
+    files = [item["file"] for item in json.loads(out)["files"]]
+    assert code == 0 and files == ["policies/copy.yaml"]

@@ -212,7 +212,8 @@ def _in_place(fragment: str) -> str:
 FRAGMENTS = [
     b
     for b in BLOCKS
-    if b.language == "yaml" and b.text.startswith(("when:", "execution:", "sanitize:", "lint:"))
+    if b.language == "yaml"
+    and b.text.startswith(("when:", "execution:", "sanitize:", "lint:", "drops_invariants:"))
 ]
 
 

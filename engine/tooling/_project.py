@@ -44,8 +44,21 @@ LEVELS: Final = ("error", "warning", "info", "ignore")
 FAIL_LEVELS: Final = ("error", "warning", "info")
 KEYS: Final = ("include", "exclude", "tests", "docs", "lint")
 LINT_KEYS: Final = ("severity", "fail_level")
-# Never searched: version control, tool caches, virtual environments, installed packages.
-SKIPPED_DIRECTORIES: Final = frozenset({"node_modules", "site-packages", "__pycache__"})
+# Never searched, besides hidden folders (version control, tool caches, `.venv`): build
+# output, virtual environments and installed packages, as ruff's default `exclude` has it.
+SKIPPED_DIRECTORIES: Final = frozenset(
+    {
+        "__pycache__",
+        "__pypackages__",
+        "_build",
+        "buck-out",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "venv",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,12 @@ error, Cedar style (`visiongate CMD: error: cannot read the agent config `x`: no
 directory`), and exit 2; a policy or configuration that fails to load is its diagnostics on
 standard error and exit 3; with `--json`, standard output is exactly one JSON document.
 Nothing here imports the engine at module level: `--help` must stay quick.
+
+A command adopts the conventions by raising `UsageError` for bad usage or input (one line on
+stderr, exit 2), returning `guarded(...)`'s code for a policy or configuration that fails to
+load, checking input files with `check_input_file`, writing outputs with `write_output` or
+`output_directory`, and printing `--json` documents with `print_json`. A reader that goes
+away and a closed standard output are handled for every command by `visiongate.cli.main`.
 """
 
 from __future__ import annotations
