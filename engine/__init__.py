@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._compile import CellVerdict
-    from ._decision import Decision, JsonlTrace, PolicyRef
+    from ._decision import Decision, PolicyRef
     from ._diagnostics import Diagnostic, Location, PolicyError
     from ._gate import FactError, Gate, ReloadResult
     from ._load import CompiledPolicy, analyze_policy_text, load_policy
     from ._settings import ExecutionSettings, NativeSettings, SanitizeSettings
     from ._vocabulary import FACTS, LANES, SOURCES, all_cells
+    from .trace import JsonlTrace
 
 _HOMES: dict[str, str] = {
     "CellVerdict": "._compile",
     "Decision": "._decision",
-    "JsonlTrace": "._decision",
+    "JsonlTrace": ".trace",
     "PolicyRef": "._decision",
     "Diagnostic": "._diagnostics",
     "Location": "._diagnostics",

@@ -7,26 +7,63 @@ to the precomputed cell verdict; the JSON record is assembled only when asked fo
 from __future__ import annotations
 
 import itertools
-import json
+import os
 import secrets
-import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any
+from typing import Any
 
 from ._compile import CellVerdict
-from ._policy import Policy
+from ._load import bundled_policy_text, is_bundled_policy
+from ._policy import Policy, source_sha256
 from ._vocabulary import FACT_NAMES, Cell
+from .trace import (
+    DeliveryFailures,
+    FanOut,
+    GuardedSink,
+    JsonlTrace,
+    TraceSink,
+    format_timestamp,
+)
+
+__all__ = [
+    "Decision",
+    "DecisionContext",
+    "PolicyRef",
+    "TraceSink",
+    "TraceSpec",
+    "as_sink",
+    "format_timestamp",
+]
 
 SCHEMA_VERSION = 1
 
-# Decision ids: a per-process prefix and a counter (uuid4 costs ~1.4 µs; this ~0.1 µs).
-_PROCESS_PREFIX = secrets.token_hex(4)
-_COUNTER = itertools.count(1)
+
+class _DecisionIds:
+    """Decision ids: a random per-process prefix and a counter (uuid4 costs ~1.4 µs, this
+    ~0.1 µs). The prefix is drawn again in a forked child (`os.register_at_fork`), so forked
+    workers, which share everything the parent had at fork time, never share ids; 64 random
+    bits keep prefixes apart across a fleet of processes."""
+
+    def __init__(self) -> None:
+        self.prefix = ""
+        self.counter = itertools.count(1)
+        self.reseed()
+
+    def reseed(self) -> None:
+        self.prefix = secrets.token_hex(8)
+        self.counter = itertools.count(1)
+
+
+# Process-wide on purpose: ids must be unique per process, whatever gate made the decision.
+_IDS = _DecisionIds()
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork either
+    os.register_at_fork(after_in_child=_IDS.reseed)
 
 GIVEN_PROVENANCE: Mapping[str, str] = MappingProxyType(
     {fact: "given directly (decide_facts)" for fact in FACT_NAMES}
@@ -35,20 +72,60 @@ GIVEN_PROVENANCE: Mapping[str, str] = MappingProxyType(
 
 @dataclass(frozen=True)
 class PolicyRef:
-    """Which policy decided: enough to find the exact file content again."""
+    """Which policy decided: its name, version and content hash, and where it came from.
+
+    A policy shipped with the package is recorded as `bundled` (its bundled name) with the
+    package version, never by a path: a relative path would name a different file wherever
+    the trace is read. A policy file is recorded by its absolute path."""
 
     name: str
     version: str
     sha256: str
-    path: str
+    path: str | None = None
+    bundled: str | None = None
+    package_version: str | None = None
+
+    @classmethod
+    def of(cls, policy: Policy) -> PolicyRef:
+        bundled = bundled_name(policy.path, policy.sha256)
+        if bundled is not None:
+            return cls(policy.name, policy.version, policy.sha256, None, bundled, package_version())
+        return cls(policy.name, policy.version, policy.sha256, str(Path(policy.path).absolute()))
 
     def as_dict(self) -> dict[str, str]:
-        return {
-            "name": self.name,
-            "version": self.version,
-            "sha256": self.sha256,
-            "path": self.path,
-        }
+        found = {"name": self.name, "version": self.version, "sha256": self.sha256}
+        if self.bundled is not None:
+            found["bundled"] = self.bundled
+            found["package_version"] = self.package_version or "unknown"
+        if self.path is not None:
+            found["path"] = self.path
+        return found
+
+
+def bundled_name(path: str, sha256: str) -> str | None:
+    """The bundled policy loaded as `path` with this content, or None.
+
+    The loader names a bundled policy `policies/<name>.yaml`; a file of the same relative
+    name counts as bundled only if it has the bundled content, so the record never claims
+    content it did not have."""
+    name = path.removeprefix("policies/").removesuffix(".yaml")
+    if name == path or not is_bundled_policy(name):
+        return None
+    return name if _bundled_sha256(name) == sha256 else None
+
+
+@lru_cache(maxsize=32)
+def _bundled_sha256(name: str) -> str:
+    return source_sha256(bundled_policy_text(name))
+
+
+@lru_cache(maxsize=1)
+def package_version() -> str:
+    """The installed visiongate version (recorded with a bundled policy)."""
+    try:
+        return metadata.version("visiongate")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True)
@@ -74,13 +151,14 @@ class Decision:
     verdict and a context) plus its own number and timestamp; the record is built on demand.
     """
 
-    __slots__ = ("_cell", "_context", "_number", "_verdict", "timestamp")
+    __slots__ = ("_cell", "_context", "_number", "_prefix", "_verdict", "timestamp")
 
     def __init__(self, verdict: CellVerdict, cell: Cell, context: DecisionContext) -> None:
         self._verdict = verdict
         self._cell = cell
         self._context = context
-        self._number = next(_COUNTER)
+        self._prefix = _IDS.prefix
+        self._number = next(_IDS.counter)
         self.timestamp = time.time()
 
     @property
@@ -143,7 +221,7 @@ class Decision:
 
     @property
     def decision_id(self) -> str:
-        return f"{_PROCESS_PREFIX}-{self._number:08d}"
+        return f"{self._prefix}-{self._number:08d}"
 
     def record(self, **additions: Any) -> dict[str, Any]:
         """The versioned trace record (one JSON object); `additions` are appended as fields."""
@@ -173,40 +251,24 @@ class Decision:
         return f"Decision(lane={self.lane!r}, rule={self.rule!r}, facts={self.facts!r})"
 
 
-def format_timestamp(seconds: float) -> str:
-    """RFC 3339 in UTC with microseconds, e.g. `2026-11-30T09:41:00.123456Z`."""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+TraceSpec = str | Path | TraceSink | Sequence[str | Path | TraceSink] | None
+"""What `Gate.load(trace=...)` takes: a JSONL path, a sink, several of these, or None."""
 
 
-TraceSink = Callable[[dict[str, Any]], None]
+def as_sink(trace: TraceSpec) -> TraceSink | None:
+    """A trace sink from a path (JSONL file), a sink, several of these, or None (no tracing).
+
+    The project's own sinks count and report their failures; any other callable is wrapped
+    so that its exceptions are counted and logged too: tracing never fails a decision."""
+    if trace is None:
+        return None
+    if isinstance(trace, str | Path):
+        return JsonlTrace(trace)
+    if callable(trace):
+        return trace if _reports_failures(trace) else GuardedSink(trace)
+    sinks = [sink for item in trace if (sink := as_sink(item)) is not None]
+    return sinks[0] if len(sinks) == 1 else FanOut(sinks)
 
 
-class JsonlTrace:
-    """Appends one JSON line per record to a file; safe to share between threads."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._stream: IO[str] | None = None
-
-    def __call__(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, sort_keys=False)
-        with self._lock:
-            if self._stream is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._stream = self.path.open("a", encoding="utf-8")
-            self._stream.write(line + "\n")
-            self._stream.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._stream is not None:
-                self._stream.close()
-                self._stream = None
-
-
-def as_sink(trace: str | Path | TraceSink | None) -> TraceSink | None:
-    """A trace sink from a path (JSONL file), a callable, or None (no tracing)."""
-    if trace is None or callable(trace):
-        return trace
-    return JsonlTrace(trace)
+def _reports_failures(sink: TraceSink) -> bool:
+    return isinstance(getattr(sink, "failures", None), DeliveryFailures)

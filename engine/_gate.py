@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ._compile import CellVerdict
-from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, as_sink
+from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
 from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
@@ -143,7 +143,7 @@ def _dropped_invariants(running: CompiledPolicy, candidate: CompiledPolicy) -> l
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
     policy = compiled.policy
-    ref = PolicyRef(policy.name, policy.version, policy.sha256, policy.path)
+    ref = PolicyRef.of(policy)
     context = DecisionContext(ref, warnings=warnings, full_policy=policy)
     return _State(compiled, compiled.table, ref, warnings, context)
 
@@ -207,7 +207,7 @@ class Gate:
         config: ConfigSource = None,
         catalog: str | Path | ModelCatalog | None = None,
         registry: str | Path | ProviderRegistry | None = None,
-        trace: str | Path | TraceSink | None = None,
+        trace: TraceSpec = None,
         routes: RoutesSource = None,
     ) -> Gate:
         """Load a gate. Defaults: the bundled default policy, an empty agent config, the bundled

@@ -53,6 +53,8 @@ class Command:
     """Arguments after `visiongate`."""
     stdout_file: str | None = None
     """A `> FILE` redirection, as a shell would do it."""
+    stdin_from: str | None = None
+    """The shell command of a `CMD | visiongate ...` pipeline, whose output is the input."""
 
     @property
     def name(self) -> str:
@@ -61,13 +63,16 @@ class Command:
 
 def _command(where: str, line: str) -> Command | None:
     line = line.strip().removeprefix("$ ").strip()
+    producer = None
+    if " | visiongate " in line:
+        producer, _, line = line.partition(" | ")
     if not line.startswith("visiongate "):
         return None
     words = shlex.split(line, comments=True)[1:]
     if ">" in words:
         position = words.index(">")
-        return Command(where, tuple(words[:position]), words[position + 1])
-    return Command(where, tuple(words))
+        return Command(where, tuple(words[:position]), words[position + 1], producer)
+    return Command(where, tuple(words), stdin_from=producer)
 
 
 def shell_commands(block: Block) -> list[Command]:

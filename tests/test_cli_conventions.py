@@ -152,10 +152,6 @@ def test_a_missing_input_file_is_exit_2_naming_the_file_and_its_kind(
     assert "<policy>" not in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/audit.py is rewritten on the audit branch, whose input check exits 2 here",
-)
 def test_audit_of_a_missing_trace_is_exit_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -9,6 +9,8 @@ fragments of the language load when put in place, Python runs. A block no check 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import io
 import json
 import os
 import re
@@ -57,6 +59,12 @@ def is_shell(block: Block) -> bool:
     return block.language in ("", "sh") and "visiongate " in block.text and not block.marker
 
 
+def is_environment(block: Block) -> bool:
+    """A shell block that only sets the environment (`export OTEL_...=...`)."""
+    lines = [line for line in block.text.splitlines() if line.strip()]
+    return block.language == "sh" and all(line.startswith("export ") for line in lines)
+
+
 def is_quickstart(block: Block) -> bool:
     return block.marker in ("ci:demo-command", "ci:test-command")  # `.ci/run` runs them
 
@@ -93,7 +101,8 @@ def _git(workspace: Path, *argv: str) -> None:
 
 
 def _trace(workspace: Path) -> None:
-    """`decisions.jsonl`, whose first record has the id the README explains."""
+    """`decisions.jsonl`, whose first record has the id the README explains, and the same
+    records as the README's audit examples find them: rotated under `logs/`, gzipped."""
     trace = workspace / "decisions.jsonl"
     gate = Gate.load(trace=trace, routes=False)
     for provider, model in (("anthropic", "claude-sonnet-4-5"), ("openrouter", "gpt-4o")):
@@ -104,6 +113,15 @@ def _trace(workspace: Path) -> None:
     first = json.loads(lines[0])
     first["decision_id"] = wanted.group(1)
     trace.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    for host in ("host-a", "host-b"):
+        (workspace / "logs" / host).mkdir(parents=True)
+    shutil.copy(trace, workspace / "logs" / "host-a" / "decisions.jsonl")
+    shutil.copy(trace, workspace / "logs" / "decisions.jsonl")
+    packed = gzip.compress(trace.read_bytes())
+    (workspace / "logs" / "host-b" / "decisions.20261130T000000000000Z.jsonl.gz").write_bytes(
+        packed
+    )
+    (workspace / "old.jsonl.gz").write_bytes(packed)
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +171,11 @@ def test_every_documented_command_runs_as_written(
     if command.argv[:2] == ("docs", "--check"):
         assert main(["docs"]) == 0  # a project whose pages were generated and committed
         capsys.readouterr()
+    if command.stdin_from:
+        produced = subprocess.run(
+            command.stdin_from, shell=True, cwd=workspace, capture_output=True, check=True
+        )
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(produced.stdout)))
     code = main(list(command.argv))
     out, err = capsys.readouterr()
     assert code in (0, 1), f"exit {code}: {err}"  # 1: findings, which examples may show
@@ -272,6 +295,31 @@ def test_the_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert namespace["decision"].lane == "native"
 
 
+SYNC_PYTHON = [b for b in python_blocks() if "await " not in b.text and "Gate.load()" not in b.text]
+
+
+@pytest.mark.parametrize("block", SYNC_PYTHON, ids=lambda b: b.where)
+def test_every_other_python_example_runs(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")  # the OpenTelemetry example sends nothing
+    namespace: dict[str, Any] = {}
+    exec(compile(block.text, block.where, "exec"), namespace)  # our own README, run as written
+    gate = namespace["gate"]
+    gate.decide("anthropic", "claude-sonnet-4-5")
+    assert Path("decisions.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if is_environment(b)], ids=lambda b: b.where)
+def test_environment_examples_run_in_a_shell(block: Block) -> None:
+    done = subprocess.run(["bash", "-c", block.text + "\nenv"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for line in block.text.split("export ")[1:]:
+        for assignment in line.split():
+            assert assignment in done.stdout.splitlines()
+
+
 def test_the_agent_developer_example_runs_against_a_real_mcp_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, endpoint: VisionEndpoint
 ) -> None:
@@ -321,6 +369,7 @@ def test_every_block_is_checked() -> None:
         b.where
         for b in BLOCKS
         if is_shell(b)
+        or is_environment(b)
         or is_quickstart(b)
         or is_workflow(b)
         or b in FRAGMENTS
@@ -340,4 +389,4 @@ def test_every_block_is_checked() -> None:
     }
     unchecked = [b.where for b in BLOCKS if b.where not in claimed]
     assert not unchecked, f"examples no test runs: {unchecked}"
-    assert len(python_blocks()) == 2 and every_command()
+    assert every_command()

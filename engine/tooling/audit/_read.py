@@ -1,67 +1,94 @@
-"""`visiongate audit`: read decision traces (JSON lines) and summarize them for auditors.
+"""Trace lines to records: a fast typed decode, and a careful one that says what is wrong.
 
-A malformed line is reported with its number and skipped; every other record counts. Only
-what a decision cannot be understood without is required (`decision_id`, `timestamp`,
-`lane`, `facts`, `policy`); every other field of the trace format is optional.
+The fast path decodes only the fields an audit counts into frozen msgspec structs (the rest
+of the line is skipped by the decoder without building objects). A line it refuses takes the
+slow path, which either finds the line acceptable after all (an optional field of an
+unexpected shape is dropped, as it always was) or says why it is malformed. Only what a
+decision cannot be understood without is required (`decision_id`, `timestamp`, `lane`,
+`facts`, `policy`). A malformed or hostile line (not JSON, nested thousands deep, too long)
+is skipped and counted, never fatal.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from ..._decision import SCHEMA_VERSION
-from ..._load import bundled_policy_text, is_bundled_policy
-from ..._policy import source_sha256
 from ..._vocabulary import FACTS, LANES
+from ._inputs import MAX_LINE_BYTES, TOO_LONG
+
+READABLE_VERSIONS = (SCHEMA_VERSION,)
 
 
-@dataclass(frozen=True)
-class TraceRecord:
-    """One decision read from a trace file."""
+if TYPE_CHECKING:
 
-    file: str
-    line: int
-    data: Mapping[str, Any]
+    class Facts(msgspec.Struct, frozen=True):
+        mode: str
+        catalog: str
+        aux: str
+        path: str
+
+    Lane = str
+else:
+    # Built from the vocabulary, so a new fact value or lane needs no change here; the decoder
+    # checks every value against its domain in C.
+    Facts = msgspec.defstruct(
+        "Facts",
+        [(name, Literal[domain]) for name, domain in FACTS.items()],
+        frozen=True,
+        module=__name__,
+    )
+    Lane = Literal[LANES]
+
+
+class PolicyKey(msgspec.Struct, frozen=True):
+    """The policy a record names; equal keys are the same policy content from one origin."""
+
+    name: str = "?"
+    version: str = "?"
+    sha256: str = "?"
+    path: str | None = None
+    bundled: str | None = None
+    package_version: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """`bundled default (visiongate 0.1.0)` or the file path."""
+        if self.bundled is not None:
+            return f"bundled {self.bundled} (visiongate {self.package_version or '?'})"
+        return self.path or "?"
+
+
+class TraceErrors(msgspec.Struct, frozen=True):
+    """What a trace sink reported losing before this record (see `engine/trace`)."""
+
+    lost: int = 0
+
+
+class Row(msgspec.Struct, frozen=True):
+    """What an audit counts of one record."""
+
+    decision_id: str
     timestamp: datetime
-
-    @property
-    def decision_id(self) -> str:
-        return str(self.data["decision_id"])
-
-    @property
-    def lane(self) -> str:
-        return str(self.data["lane"])
-
-    @property
-    def rule(self) -> str | None:
-        rule = self.data.get("rule")
-        return str(rule) if rule else None
-
-    @property
-    def facts(self) -> Mapping[str, str]:
-        facts: Mapping[str, str] = self.data["facts"]
-        return facts
-
-    @property
-    def policy(self) -> Mapping[str, Any]:
-        policy: Mapping[str, Any] = self.data["policy"]
-        return policy
-
-    @property
-    def model_label(self) -> str | None:
-        provider, model = self.data.get("provider"), self.data.get("model")
-        return f"{provider}/{model}" if provider or model else None
-
-    @property
-    def warnings(self) -> list[str]:
-        warnings = self.data.get("warnings") or []
-        return [str(w) for w in warnings] if isinstance(warnings, list) else [str(warnings)]
+    lane: Lane
+    facts: Facts
+    policy: PolicyKey
+    schema_version: Literal[1] = 1
+    provider: str | None = None
+    model: str | None = None
+    rule: str | None = None
+    source: str | None = None
+    warnings: list[str] = []
+    execution: dict[str, Any] | None = None
+    sanitizer: dict[str, Any] | None = None
+    trace_errors: TraceErrors | None = None
+    amended: str | None = None
+    """Set on a record written again for the same decision (see `Router`): not a new one."""
 
 
 @dataclass(frozen=True)
@@ -74,29 +101,62 @@ class Malformed:
         return f"{self.file}:{self.line}: {self.problem}"
 
 
-def parse_time(text: str) -> datetime:
-    """An RFC 3339 timestamp or a date; naive values are taken as UTC."""
-    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+_FAST = msgspec.json.Decoder(Row)
+_ANY = msgspec.json.Decoder()
 
 
-def _problem(data: Any) -> str | None:
-    """Why a parsed line is not a usable record, or None."""
+def parse_line(line: bytes) -> Row | str:
+    """The record on `line`, or why it is malformed."""
+    if line == TOO_LONG:
+        return f"line longer than {MAX_LINE_BYTES >> 20} MiB"
+    try:
+        row = _FAST.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return _careful(line)
+    return _utc(row)
+
+
+def _utc(row: Row) -> Row:
+    stamp = row.timestamp
+    if stamp.tzinfo is UTC:
+        return row
+    stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+    return msgspec.structs.replace(row, timestamp=stamp)
+
+
+def _careful(line: bytes) -> Row | str:
+    try:
+        data = _ANY.decode(line)
+    except msgspec.DecodeError as error:
+        return f"not JSON: {_first_line(error)}"
+    except RecursionError:
+        return "not JSON: nested too deeply"
+    problem = record_problem(data)
+    if problem is not None:
+        return problem
+    try:
+        timestamp = parse_time(str(data["timestamp"]))
+    except ValueError:
+        return f"bad timestamp `{str(data['timestamp'])[:40]}`"
+    return _lenient(data, timestamp)
+
+
+def record_problem(data: Any) -> str | None:
+    """Why a decoded line is not a usable record, or None."""
     if not isinstance(data, dict):
         return "not a JSON object"
     version = data.get("schema_version", SCHEMA_VERSION)
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         return f"unsupported schema_version `{version}` (this version reads {SCHEMA_VERSION})"
-    missing = [
-        key for key in ("decision_id", "timestamp", "lane", "facts", "policy") if key not in data
-    ]
+    required = ("decision_id", "timestamp", "lane", "facts", "policy")
+    missing = [key for key in required if key not in data]
     if missing:
         return "missing " + ", ".join(f"`{key}`" for key in missing)
     if data["lane"] not in LANES:
-        return f"unknown lane `{data['lane']}`"
+        return f"unknown lane `{str(data['lane'])[:40]}`"
     facts = data["facts"]
     if not isinstance(facts, dict) or any(
-        facts.get(n) not in domain for n, domain in FACTS.items()
+        facts.get(name) not in domain for name, domain in FACTS.items()
     ):
         return "`facts` must give a valid value for each of mode, catalog, aux and path"
     if not isinstance(data["policy"], dict):
@@ -104,176 +164,99 @@ def _problem(data: Any) -> str | None:
     return None
 
 
-def _parse_line(text: str, file: str, number: int) -> TraceRecord | Malformed:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        return Malformed(file, number, f"not JSON: {error.msg} (column {error.colno})")
-    except RecursionError:
-        # The C decoder recurses once per nesting level: a hostile line must not end the run.
-        return Malformed(file, number, "not a record: JSON nested too deeply")
-    problem = _problem(data)
-    if problem is not None:
-        return Malformed(file, number, problem)
-    try:
-        timestamp = parse_time(str(data["timestamp"]))
-    except ValueError:
-        return Malformed(file, number, f"bad timestamp `{data['timestamp']}`")
-    return TraceRecord(file, number, data, timestamp)
-
-
-def read_trace_text(text: str, file: str) -> tuple[list[TraceRecord], list[Malformed]]:
-    records: list[TraceRecord] = []
-    malformed: list[Malformed] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parsed = _parse_line(line, file, number)
-        (records if isinstance(parsed, TraceRecord) else malformed).append(parsed)  # type: ignore[arg-type]
-    return records, malformed
-
-
-def read_traces(paths: Sequence[str | Path]) -> tuple[list[TraceRecord], list[Malformed]]:
-    """Every record of every file; an unreadable file is reported as line 0."""
-    records: list[TraceRecord] = []
-    malformed: list[Malformed] = []
-    for path in paths:
-        shown = Path(path).as_posix()
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as error:
-            malformed.append(
-                Malformed(shown, 0, f"cannot read the file: {error.strerror or error}")
-            )
-            continue
-        found, bad = read_trace_text(text, shown)
-        records += found
-        malformed += bad
-    return records, malformed
-
-
-def within(
-    records: Iterable[TraceRecord], since: datetime | None, until: datetime | None
-) -> list[TraceRecord]:
-    """Records with `since <= timestamp <= until` (either bound optional)."""
-    return [
-        r
-        for r in records
-        if (since is None or r.timestamp >= since) and (until is None or r.timestamp <= until)
-    ]
-
-
-def current_policy_sha(path: str, override: str | None = None) -> str | None:
-    """The sha256 the policy file has now (`override`: compare with that file instead)."""
-    candidate = Path(override or path)
-    if candidate.is_file():
-        try:
-            return source_sha256(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            return None
-    name = path.removeprefix("policies/").removesuffix(".yaml")
-    if override is None and path.startswith("policies/") and is_bundled_policy(name):
-        return source_sha256(bundled_policy_text(name))
-    return None
-
-
-@dataclass(frozen=True)
-class PolicyUse:
-    """Decisions made under one policy content."""
-
-    name: str
-    version: str
-    sha256: str
-    path: str
-    count: int
-    current_sha256: str | None
-
-    @property
-    def current(self) -> bool:
-        return self.current_sha256 == self.sha256
-
-
-@dataclass(frozen=True)
-class AuditSummary:
-    records: tuple[TraceRecord, ...]
-    malformed: tuple[Malformed, ...]
-    lanes: Counter[str] = field(default_factory=Counter)
-    rules: Counter[str] = field(default_factory=Counter)
-    sources: Counter[str] = field(default_factory=Counter)
-    models: Counter[str] = field(default_factory=Counter)
-    policies: tuple[PolicyUse, ...] = ()
-    unconfirmed_native: tuple[TraceRecord, ...] = ()
-    """Native decisions for models the catalog calls `no_vision` or `unknown`."""
-    warnings: Counter[str] = field(default_factory=Counter)
-    execution: Counter[str] = field(default_factory=Counter)
-    sanitizer: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def stale(self) -> tuple[TraceRecord, ...]:
-        """Decisions made under a policy content other than the file's current one."""
-        old = {(use.path, use.sha256) for use in self.policies if not use.current}
-        return tuple(
-            r
-            for r in self.records
-            if (str(r.policy.get("path")), str(r.policy.get("sha256"))) in old
-        )
-
-
-def _numbers(records: Iterable[TraceRecord], key: str) -> Counter[str]:
-    totals: Counter[str] = Counter()
-    for record in records:
-        section = record.data.get(key)
-        if isinstance(section, dict):
-            for name, value in section.items():
-                if isinstance(value, int) and not isinstance(value, bool):  # counts and bytes
-                    totals[name] += value
-    return totals
-
-
-def _policy_uses(records: Sequence[TraceRecord], override: str | None) -> tuple[PolicyUse, ...]:
-    counts: Counter[tuple[str, str, str, str]] = Counter(
-        (
-            str(r.policy.get("name", "?")),
-            str(r.policy.get("version", "?")),
-            str(r.policy.get("sha256", "?")),
-            str(r.policy.get("path", "?")),
-        )
-        for r in records
-    )
-    currents = {path: current_policy_sha(path, override) for _n, _v, _s, path in counts}
-    return tuple(
-        PolicyUse(name, version, sha, path, count, currents[path])
-        for (name, version, sha, path), count in sorted(
-            counts.items(), key=lambda i: (i[0][3], -i[1])
-        )
-    )
-
-
-def summarize(
-    records: Sequence[TraceRecord], malformed: Sequence[Malformed], policy: str | None = None
-) -> AuditSummary:
-    """Counts by lane, rule, source, model and policy; the findings auditors look for."""
-    ordered = sorted(records, key=lambda r: r.timestamp)
-    return AuditSummary(
-        records=tuple(ordered),
-        malformed=tuple(malformed),
-        lanes=Counter(r.lane for r in ordered),
-        rules=Counter(r.rule or "(default)" for r in ordered),
-        sources=Counter(str(r.data.get("source") or "(not recorded)") for r in ordered),
-        models=Counter(r.model_label or "(facts given directly)" for r in ordered),
-        policies=_policy_uses(ordered, policy),
-        unconfirmed_native=tuple(
-            r
-            for r in ordered
-            if r.lane == "native" and r.facts.get("catalog") in ("no_vision", "unknown")
+def _lenient(data: Mapping[str, Any], timestamp: datetime) -> Row:
+    """A record whose optional fields have unexpected shapes: keep what can be read."""
+    policy = data["policy"]
+    return Row(
+        decision_id=str(data["decision_id"]),
+        timestamp=timestamp,
+        lane=data["lane"],
+        facts=Facts(**{name: data["facts"][name] for name in FACTS}),
+        policy=PolicyKey(
+            **{
+                key: str(policy[key])
+                for key in ("name", "version", "sha256", "path", "bundled", "package_version")
+                if policy.get(key) is not None
+            }
         ),
-        warnings=Counter(w for r in ordered for w in r.warnings),
-        execution=_numbers(ordered, "execution"),
-        sanitizer=_numbers(ordered, "sanitizer"),
+        provider=_text(data.get("provider")),
+        model=_text(data.get("model")),
+        rule=_text(data.get("rule")) or None,
+        source=_text(data.get("source")),
+        warnings=_warnings(data.get("warnings")),
+        execution=data.get("execution") if isinstance(data.get("execution"), dict) else None,
+        sanitizer=data.get("sanitizer") if isinstance(data.get("sanitizer"), dict) else None,
+        trace_errors=_trace_errors(data.get("trace_errors")),
+        amended=_text(data.get("amended")),
     )
 
 
-def find_decision(records: Sequence[TraceRecord], decision_id: str) -> list[TraceRecord]:
-    """The record with this id; else every record whose id starts with it."""
-    exact = [r for r in records if r.decision_id == decision_id]
-    return exact or [r for r in records if r.decision_id.startswith(decision_id)]
+def _trace_errors(value: Any) -> TraceErrors | None:
+    lost = value.get("lost") if isinstance(value, dict) else None
+    return TraceErrors(lost) if type(lost) is int else None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _warnings(value: Any) -> list[str]:
+    if not value:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else [str(value)]
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).splitlines() or ["malformed"])[0]
+
+
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 timestamp or a date; naive values are taken as UTC."""
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class TraceRecord:
+    """One whole decision record as read from a trace, for explaining it in words."""
+
+    file: str
+    line: int
+    data: Mapping[str, Any]
+    row: Row
+
+    @property
+    def decision_id(self) -> str:
+        return self.row.decision_id
+
+    @property
+    def timestamp(self) -> datetime:
+        return self.row.timestamp
+
+    @property
+    def lane(self) -> str:
+        return self.row.lane
+
+    @property
+    def rule(self) -> str | None:
+        return self.row.rule
+
+    @property
+    def facts(self) -> Mapping[str, str]:
+        return msgspec.structs.asdict(self.row.facts)
+
+    @property
+    def policy(self) -> PolicyKey:
+        return self.row.policy
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.row.warnings
+
+
+def whole_record(line: bytes, file: str, number: int) -> TraceRecord | Malformed:
+    """A line read in full (every field kept), for `--decision`."""
+    parsed = parse_line(line)
+    if isinstance(parsed, str):
+        return Malformed(file, number, parsed)
+    return TraceRecord(file, number, _ANY.decode(line), parsed)

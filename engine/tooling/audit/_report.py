@@ -1,15 +1,34 @@
-"""Presenting an audit: the summary as text or JSON, and one decision in plain words."""
+"""Rendering an `AuditResult`: the summary and `--group-by` tables, as text, JSON or CSV."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
 
-from ..._vocabulary import FACT_NAMES
-from ._read import AuditSummary, PolicyUse, TraceRecord, current_policy_sha
+from ._policies import Standing
+from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, policy_label
 
-SHOWN = 10
+SHOWN: Final = 10
+FORMATS: Final = ("text", "json", "csv")
+JSON_VERSION: Final = 2
+SUMMARY_DIMENSIONS: Final = ("lane", "rule", "source", "model", "policy", "day")
+
+
+def render(result: AuditResult, form: str) -> str:
+    if form == "json":
+        return render_json(result)
+    if form == "csv":
+        return render_csv(result)
+    return render_text(result)
+
+
+def _time(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else "-"
 
 
 def _counts(counter: Counter[str], total: int) -> str:
@@ -20,225 +39,195 @@ def _counts(counter: Counter[str], total: int) -> str:
     )
 
 
-def _time(record: TraceRecord) -> str:
-    return record.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _policy_line(use: PolicyUse) -> str:
-    head = f"{use.name} {use.version} sha256 {use.sha256[:12]} ({use.path}): {use.count}"
-    if use.current:
-        return f"{head} - the file's current content"
-    if use.current_sha256 is None:
-        return f"{head} - current file not found, cannot compare"
-    return f"{head} - NOT the current content (now sha256 {use.current_sha256[:12]})"
+    policy, status = use.policy, use.status
+    head = f"{policy_label(use.policy)} ({policy.origin}): {use.count}"
+    current = (status.current_sha256 or "?")[:12]
+    if status.standing is Standing.CURRENT:
+        return f"{head} - the current content"
+    if status.standing is Standing.NOT_FOUND:
+        return f"{head} - {status.compared_with} not found, cannot compare"
+    if status.standing is Standing.OTHER_RELEASE:
+        return f"{head} - from another release; not compared with {status.compared_with}"
+    return f"{head} - NOT the current content (now sha256 {current})"
 
 
-def _record_line(record: TraceRecord) -> str:
-    who = record.model_label or "facts given directly"
+def _sample_line(sample: Sample) -> str:
+    who = model_label(sample.provider, sample.model)
     return (
-        f"{record.decision_id} {_time(record)} {who} catalog={record.facts.get('catalog')} "
-        f"rule={record.rule or '(default)'} [{record.file}:{record.line}]"
+        f"{sample.decision_id} {_time(sample.timestamp)} {who}"
+        f" catalog={sample.catalog} rule={sample.rule or '(default)'} "
+        f"[{sample.file}:{sample.line}]"
     )
 
 
-def _listed(title: str, records: tuple[TraceRecord, ...]) -> list[str]:
-    if not records:
+def _listed(title: str, finding: Finding) -> list[str]:
+    if not finding.count:
         return [f"{title}: none"]
-    lines = [f"{title} ({len(records)}):"]
-    lines += [f"  {_record_line(r)}" for r in records[:SHOWN]]
-    if len(records) > SHOWN:
-        lines.append(f"  ... and {len(records) - SHOWN} more (see --json)")
+    lines = [f"{title} ({finding.count}):"]
+    lines += [f"  {_sample_line(sample)}" for sample in finding.samples[:SHOWN]]
+    if finding.count > SHOWN:
+        lines.append(f"  ... and {finding.count - SHOWN} more (the first ones: --format json)")
     return lines
 
 
-def render_text(summary: AuditSummary) -> str:
-    records, total = summary.records, len(summary.records) or 1
-    span = f", {_time(records[0])} .. {_time(records[-1])}" if records else ""
+def render_text(result: AuditResult) -> str:
+    total = result.decisions or 1
+    span = f", {_time(result.first)} .. {_time(result.last)}" if result.decisions else ""
     lines = [
-        f"{len(records)} decision(s){span}; {len(summary.malformed)} malformed line(s) skipped"
+        f"{result.decisions} decision(s){span}; {result.malformed.count} malformed line(s) skipped"
     ]
-    lines += [
-        f"lanes:    {_counts(summary.lanes, total)}",
-        f"rules:    {_counts(summary.rules, total)}",
-        f"sources:  {_counts(summary.sources, total)}",
-        f"models:   {_counts(summary.models, total)}",
-        "policies:",
-        *(f"  {_policy_line(use)}" for use in summary.policies),
-    ]
-    lines += _listed("decided under a policy other than the current file", summary.stale)
-    lines += _listed(
-        "native lane for models the catalog calls no_vision or unknown", summary.unconfirmed_native
-    )
-    warned = sum(1 for r in records if r.warnings)
-    lines.append(f"warnings ({warned} decision(s)):" if warned else "warnings: none")
-    lines += [f"  {count}x {text}" for text, count in summary.warnings.most_common()]
-    for title, counter in (("execution", summary.execution), ("sanitizer", summary.sanitizer)):
-        if counter:
-            lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(counter.items())))
-    if summary.malformed:
-        lines.append("malformed lines:")
-        lines += [f"  {item}" for item in summary.malformed]
-    return "\n".join(lines)
-
-
-def render_json(summary: AuditSummary) -> str:
-    def ids(records: tuple[TraceRecord, ...]) -> list[dict[str, Any]]:
-        return [{"decision_id": r.decision_id, "file": r.file, "line": r.line} for r in records]
-
-    document = {
-        "version": 1,
-        "decisions": len(summary.records),
-        "first": _time(summary.records[0]) if summary.records else None,
-        "last": _time(summary.records[-1]) if summary.records else None,
-        "lanes": dict(summary.lanes),
-        "rules": dict(summary.rules),
-        "sources": dict(summary.sources),
-        "models": dict(summary.models),
-        "policies": [{**vars(use), "current": use.current} for use in summary.policies],
-        "stale_policy": ids(summary.stale),
-        "unconfirmed_native": ids(summary.unconfirmed_native),
-        "warnings": dict(summary.warnings),
-        "execution": dict(summary.execution),
-        "sanitizer": dict(summary.sanitizer),
-        "malformed": [vars(item) for item in summary.malformed],
-    }
-    return json.dumps(document, indent=2)
-
-
-_LANE_WORDS = {
-    "native": "the native lane: the pixels were attached to the conversation",
-    "text": "the text lane: the pixels were kept out of the conversation",
-}
-
-
-def _subject(record: TraceRecord) -> str:
-    source = record.data.get("source")
-    images = f"images from `{source}`" if source else "images"
-    provider, model = record.data.get("provider"), record.data.get("model")
-    if provider or model:
-        return f"{images} for model `{model}` of provider `{provider}`"
-    return f"{images} (facts given directly, no provider or model)"
-
-
-def _why(record: TraceRecord) -> str:
-    reason = record.data.get("reason") or "no reason recorded"
-    if record.rule is None:
-        return f"Why: no rule matched these facts, so the policy's default lane applied ({reason})."
-    return f"Why: rule `{record.rule}` decided: {reason}."
-
-
-def _matched(record: TraceRecord) -> str:
-    matched = [str(m) for m in record.data.get("matched") or []]
-    if not matched:
-        return "Rules that matched: none."
-    if matched == [record.rule]:
-        return f"Rules that matched: only `{record.rule}`."
-    others = ", ".join(f"`{m}`" for m in matched)
-    return f"Rules that matched, in order: {others} (the first decides under `first`)."
-
-
-def _policy(record: TraceRecord, override: str | None) -> str:
-    policy = record.policy
-    sha, path = str(policy.get("sha256", "?")), str(policy.get("path", "?"))
-    head = (
-        f"Policy: `{policy.get('name', '?')}` version {policy.get('version', '?')}, "
-        f"sha256 {sha[:12]}, file {path}"
-    )
-    current = current_policy_sha(path, override)
-    if current is None:
-        return f"{head}; the file cannot be found now, so it cannot be compared."
-    if current == sha:
-        return f"{head}; the file still has this content."
-    return f"{head}; the file has changed since (now sha256 {current[:12]})."
-
-
-def _sections(record: TraceRecord) -> list[str]:
-    lines = []
-    execution = record.data.get("execution")
-    if isinstance(execution, dict) and execution:
-        lines += _execution_words(execution)
-    sanitizer = record.data.get("sanitizer")
-    if isinstance(sanitizer, dict) and sanitizer:
-        lines.append("Sanitizer: " + _sanitizer_words(sanitizer) + ".")
-    warnings = record.warnings
-    lines.append("Warnings: " + ("; ".join(warnings) if warnings else "none."))
-    return lines
-
-
-def _execution_words(execution: dict[str, Any]) -> list[str]:
-    """What the adapter did, in words: each image attached, refused or described."""
-    lines = [f"Execution: {execution.get('action', 'carried out')}."]
-    for image in _entries(execution, "attached"):
-        if isinstance(image, dict):
-            lines.append(
-                f"  image {image.get('index')} attached: {_size(image.get('original_size'))} "
-                f"{image.get('source_media_type', '?')} sent as {_size(image.get('size'))} "
-                f"{image.get('media_type', '?')}, {image.get('bytes_before', '?')} -> "
-                f"{image.get('bytes_after', '?')} bytes"
-            )
-    for image in _entries(execution, "refused"):
-        if isinstance(image, dict):
-            lines.append(f"  image {image.get('index')} not attached: {image.get('reason')}")
-    for image in _entries(execution, "described"):
-        if isinstance(image, dict):
-            status = "described" if image.get("ok", True) else "not described"
-            detail = image.get("backend") or image.get("reason") or ""
-            lines.append(
-                f"  image {image.get('index')} {status}" + (f" ({detail})" if detail else "")
-            )
-    for path in _entries(execution, "media_paths"):
-        lines.append(f"  MEDIA:{path}")
-    listed = ("action", "attached", "refused", "described", "media_paths")
-    scalars = {
-        key: value
-        for key, value in execution.items()
-        if not (key in listed and isinstance(value, list))
-        and key != "action"
-        and isinstance(value, str | int | float | bool)
-    }
-    if scalars:
-        lines.append("  " + ", ".join(f"{key}={value}" for key, value in scalars.items()))
-    return lines
-
-
-def _entries(execution: dict[str, Any], key: str) -> list[Any]:
-    """A list-valued field of an execution record (other shapes are shown as plain values)."""
-    value = execution.get(key)
-    return value if isinstance(value, list) else []
-
-
-def _size(size: Any) -> str:
-    if isinstance(size, list) and len(size) == 2:
-        return f"{size[0]}x{size[1]}"
-    return "?"
-
-
-def _sanitizer_words(sanitizer: dict[str, Any]) -> str:
-    parts = []
-    for surface, kinds in sanitizer.items():
-        if isinstance(kinds, dict):
-            counts = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in kinds.items())
-            parts.append(f"{surface}: {counts}")
-    return "; ".join(parts) or "nothing"
-
-
-def explain_record(record: TraceRecord, policy_override: str | None = None) -> str:
-    """One decision in plain words, for an auditor who has never read the policy."""
-    provenance = record.data.get("provenance") or {}
-    lines = [
-        f"Decision {record.decision_id} ({record.file} line {record.line})",
-        f"At {record.timestamp.strftime('%Y-%m-%d %H:%M:%S')} UTC, {_subject(record)} took "
-        f"{_LANE_WORDS[record.lane]}.",
-        _why(record),
-        "Facts:",
-    ]
-    for name in FACT_NAMES:
-        where = provenance.get(name) if isinstance(provenance, dict) else None
-        lines.append(f"  {name} = {record.facts[name]}" + (f"  ({where})" if where else ""))
-    if record.lane == "native" and record.facts.get("catalog") in ("no_vision", "unknown"):
-        lines.append(
-            "Note: the catalog does not confirm this model reads images, yet pixels "
-            "were attached (the mode or the policy allowed it)."
+    if result.group_by:
+        findings = (
+            f"findings: {result.stale.count} under a stale policy, "
+            f"{result.unconfirmed_native.count} native for unconfirmed models, "
+            f"{result.malformed.count} malformed (details without --group-by)"
         )
-    lines += [_matched(record), _policy(record, policy_override), *_sections(record)]
-    return "\n".join(lines)
+        return "\n".join([*lines, *_group_text(result), findings, *_problems(result)])
+    lines += [
+        f"lanes:    {_counts(result.counts('lane'), total)}",
+        f"rules:    {_counts(result.counts('rule'), total)}",
+        f"sources:  {_counts(result.counts('source'), total)}",
+        f"models:   {_counts(result.counts('model'), total)}",
+        "policies:",
+        *(f"  {_policy_line(use)}" for use in result.policies),
+    ]
+    lines += _listed("decided under a policy other than its current content", result.stale)
+    lines += _listed(
+        "native lane for models the catalog calls no_vision or unknown",
+        result.unconfirmed_native,
+    )
+    warned = result.warned_decisions
+    lines.append(f"warnings ({warned} decision(s)):" if warned else "warnings: none")
+    lines += [f"  {count}x {text}" for text, count in Counter(result.warnings).most_common()]
+    if result.amendments:
+        lines.append(
+            f"amended: {result.amendments} record(s) written again for a decision counted once"
+        )
+    if result.lost_records:
+        lines.append(
+            f"trace gaps: the writers reported {result.lost_records} record(s) they could not "
+            "write (trace_errors)"
+        )
+    for title, numbers in (("execution", result.execution), ("sanitizer", result.sanitizer)):
+        if numbers:
+            lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
+    return "\n".join(lines + _problems(result))
+
+
+def _problems(result: AuditResult) -> list[str]:
+    lines: list[str] = []
+    if result.malformed.count:
+        lines.append(f"malformed lines ({result.malformed.count}):")
+        lines += [f"  {item}" for item in result.malformed_lines]
+        if result.malformed.count > len(result.malformed_lines):
+            lines.append(f"  ... and {result.malformed.count - len(result.malformed_lines)} more")
+    lines += [f"input error: {error}" for error in result.input_errors]
+    return lines
+
+
+def group_rows(result: AuditResult) -> list[tuple[tuple[str, ...], Mapping[str, int]]]:
+    """Groups in order: by time when grouped by day or hour, else by decisions."""
+    rows = list(result.groups.items())
+    if {"day", "hour"} & set(result.group_by):
+        return sorted(rows)
+    return sorted(rows, key=lambda row: (-sum(row[1].values()), row[0]))
+
+
+def _group_table(result: AuditResult) -> list[list[str]]:
+    header = [*result.group_by, "decisions", "native", "text"]
+    body = [
+        [*values, str(sum(lanes.values())), str(lanes.get("native", 0)), str(lanes.get("text", 0))]
+        for values, lanes in group_rows(result)
+    ]
+    return [header, *body]
+
+
+def _group_text(result: AuditResult) -> list[str]:
+    table = _group_table(result)
+    widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]
+
+
+def render_csv(result: AuditResult) -> str:
+    """`--group-by`: one row per group; otherwise `dimension,value,decisions` rows."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if result.group_by:
+        writer.writerows(_group_table(result))
+        return buffer.getvalue().rstrip("\n")
+    writer.writerow(["dimension", "value", "decisions"])
+    for dimension in SUMMARY_DIMENSIONS:
+        for value, count in sorted(result.counts(dimension).items()):
+            writer.writerow([dimension, value, count])
+    for name, finding in (
+        ("stale_policy", result.stale),
+        ("unconfirmed_native", result.unconfirmed_native),
+        ("malformed", result.malformed),
+    ):
+        writer.writerow(["finding", name, finding.count])
+    return buffer.getvalue().rstrip("\n")
+
+
+def _samples(finding: Finding) -> dict[str, Any]:
+    return {
+        "count": finding.count,
+        "first": [
+            {"decision_id": s.decision_id, "file": s.file, "line": s.line} for s in finding.samples
+        ],
+    }
+
+
+def _policy_json(use: PolicyUse) -> dict[str, Any]:
+    policy: dict[str, Any] = {}
+    for key in ("name", "version", "sha256", "path", "bundled", "package_version"):
+        value = getattr(use.policy, key)
+        if value is not None:
+            policy[key] = value
+    return {
+        **policy,
+        "count": use.count,
+        "standing": use.status.standing.value,
+        "current": use.status.standing is Standing.CURRENT,
+        "current_sha256": use.status.current_sha256,
+        "compared_with": use.status.compared_with,
+    }
+
+
+def render_json(result: AuditResult) -> str:
+    document: dict[str, Any] = {
+        "version": JSON_VERSION,
+        "inputs": list(result.inputs),
+        "decisions": result.decisions,
+        "first": _time(result.first) if result.decisions else None,
+        "last": _time(result.last) if result.decisions else None,
+        "findings": result.findings,
+    }
+    if result.group_by:
+        document["group_by"] = list(result.group_by)
+        document["groups"] = [
+            {**dict(zip(result.group_by, values, strict=True)), "decisions": sum(lanes.values()),
+             "lanes": dict(lanes)}
+            for values, lanes in group_rows(result)
+        ]  # fmt: skip
+    else:
+        document.update({f"{d}s": dict(result.counts(d)) for d in ("lane", "rule", "source")})
+        document["models"] = dict(result.counts("model"))
+        document["days"] = dict(sorted(result.counts("day").items()))
+        document["policies"] = [_policy_json(use) for use in result.policies]
+        document["warnings"] = dict(result.warnings)
+        document["lost_records"] = result.lost_records
+        document["amendments"] = result.amendments
+        document["execution"] = dict(result.execution)
+        document["sanitizer"] = dict(result.sanitizer)
+    document["stale_policy"] = _samples(result.stale)
+    document["unconfirmed_native"] = _samples(result.unconfirmed_native)
+    document["malformed"] = {
+        "count": result.malformed.count,
+        "first": [vars(item) for item in result.malformed_lines],
+    }
+    document["input_errors"] = list(result.input_errors)
+    return json.dumps(document, indent=2, ensure_ascii=False)

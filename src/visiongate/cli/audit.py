@@ -1,62 +1,154 @@
-"""`visiongate audit TRACE.jsonl ...`: what was decided, under which policy, and what to look at."""
+"""`visiongate audit PATH|GLOB|- ...`: what was decided, under which policy, what to look at.
+
+Exit codes: 0 no finding; 1 findings (decisions under a stale policy, native lanes for
+models the catalog does not confirm, malformed lines; `--decision` not found); 2 bad usage
+or an input that cannot be read; 3 a `--policy` file that is not a valid policy.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from datetime import datetime
+from pathlib import Path
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.engine.tooling.audit._read import (
-    TraceRecord,
-    find_decision,
-    parse_time,
-    read_traces,
-    summarize,
-    within,
-)
-from visiongate.engine.tooling.audit._report import explain_record, render_json, render_text
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
+from visiongate.engine import PolicyError, load_policy
+from visiongate.engine.tooling.audit._aggregate import Query
+from visiongate.engine.tooling.audit._explain import explain_record
+from visiongate.engine.tooling.audit._find import find_decision
+from visiongate.engine.tooling.audit._inputs import InputError, TraceInput, expand
+from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
+from visiongate.engine.tooling.audit._read import parse_time
+from visiongate.engine.tooling.audit._report import FORMATS, render
+from visiongate.engine.tooling.audit._result import GROUP_NAMES
 
 HELP = "summarize decision traces for auditors, or explain one decision (--decision ID)"
+FILTERS = ("provider", "model", "lane", "rule", "source")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("traces", nargs="+", metavar="TRACE.jsonl", help="trace files (JSON lines)")
     parser.add_argument(
-        "--since", metavar="TIME", help="only decisions at or after TIME (RFC 3339 or date)"
+        "traces",
+        nargs="+",
+        metavar="PATH|GLOB|-",
+        help="trace files (JSON lines, gzip too), directories of them, globs, or - for stdin",
     )
-    parser.add_argument("--until", metavar="TIME", help="only decisions at or before TIME")
+    parser.add_argument("--since", metavar="TIME", help="decisions at or after TIME (RFC 3339)")
+    parser.add_argument("--until", metavar="TIME", help="decisions at or before TIME")
+    for name in FILTERS:
+        parser.add_argument(
+            f"--{name}", metavar="VALUE", action="append", help=f"only this {name} (repeatable)"
+        )
+    parser.add_argument(
+        "--policy-sha", metavar="PREFIX", action="append", help="only this policy sha256 prefix"
+    )
+    parser.add_argument(
+        "--group-by",
+        metavar="DIMS",
+        help=f"count decisions by comma-separated dimensions: {', '.join(GROUP_NAMES)}",
+    )
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--decision", metavar="ID", help="explain one decision in plain words")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=_cores(),
+        metavar="N",
+        help="processes reading large files in parallel (default: the usable cores, at most 4)",
+    )
     parser.add_argument(
         "--policy",
         metavar="FILE",
-        help="compare every decision with this policy file instead of its own path",
+        help="compare every decision with this policy file instead of the one it names",
     )
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        since = parse_time(args.since) if args.since else None
-        until = parse_time(args.until) if args.until else None
-    except ValueError as error:
-        print(f"visiongate audit: error: bad time: {error}", file=sys.stderr)
+        query = _query(args)
+        inputs = expand(args.traces)
+        if args.policy is not None:
+            load_policy(Path(args.policy))  # compared by content, but it must be a policy
+    except PolicyError as error:
+        print(error.render(), file=sys.stderr)
+        return EXIT_INVALID_POLICY
+    except (ValueError, InputError, OSError) as error:
+        print(f"visiongate audit: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    records, malformed = read_traces(args.traces)
-    records = within(records, since, until)
     if args.decision:
-        for item in malformed:
-            print(f"malformed (skipped): {item}", file=sys.stderr)
-        return _explain(records, args.decision, args.policy)
-    summary = summarize(records, malformed, args.policy)
-    print(render_json(summary) if args.json else render_text(summary))
-    return EXIT_FINDINGS if malformed else EXIT_OK
+        return _explain(inputs, args.decision, query, args.policy)
+    result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
+    _print(render(result, "json" if args.json else args.format))
+    for problem in result.input_errors:
+        print(f"visiongate audit: error: {problem}", file=sys.stderr)
+    if result.input_errors:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if result.findings else EXIT_OK
 
 
-def _explain(records: list[TraceRecord], decision: str, policy: str | None) -> int:
-    found = find_decision(records, decision)
+def _cores() -> int:
+    return min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def _query(args: argparse.Namespace) -> Query:
+    since = _time(args.since, "--since")
+    until = _time(args.until, "--until")
+    group_by = tuple(part.strip() for part in (args.group_by or "").split(",") if part.strip())
+    group_by = tuple("policy" if name == "policy-sha" else name for name in group_by)
+    unknown = [name for name in group_by if name not in GROUP_NAMES]
+    if unknown:
+        raise ValueError(f"cannot group by `{unknown[0]}`: choose from {', '.join(GROUP_NAMES)}")
+    chosen = {name: _values(getattr(args, name)) for name in FILTERS}
+    return Query(
+        since=since,
+        until=until,
+        providers=chosen["provider"],
+        models=chosen["model"],
+        lanes=chosen["lane"],
+        rules=chosen["rule"],
+        sources=chosen["source"],
+        policy_shas=tuple(sorted(_values(args.policy_sha))),
+        group_by=group_by,
+    )
+
+
+def _time(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise ValueError(f"bad time for {option}: `{text}` (use RFC 3339 or a date)") from None
+
+
+def _values(given: list[str] | None) -> frozenset[str]:
+    return frozenset(v.strip() for item in given or () for v in item.split(",") if v.strip())
+
+
+def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str | None) -> int:
+    search = find_decision(inputs, decision)
+    for problem in search.input_errors:
+        print(f"visiongate audit: error: {problem}", file=sys.stderr)
+    found = [record for record in search.found if query.admits(record.row)]
     if len(found) != 1:
-        problem = "no decision" if not found else f"{len(found)} decisions"
+        count = len(found) if search.exact else search.prefixed_count
+        problem = "no decision" if not found else f"{count} decisions"
         print(f"visiongate audit: {problem} with id `{decision}`", file=sys.stderr)
-        return EXIT_FINDINGS
-    print(explain_record(found[0], policy))
-    return EXIT_OK
+        for record in found[:10]:
+            print(f"  {record.decision_id} [{record.file}:{record.line}]", file=sys.stderr)
+        return EXIT_USAGE if search.input_errors else EXIT_FINDINGS
+    _print(explain_record(found[0], policy))
+    return EXIT_USAGE if search.input_errors else EXIT_OK
+
+
+def _print(text: str) -> None:
+    """Print, letting a reader that stops early (`| head`) end the output quietly."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Python would report the closed pipe again when flushing at exit; point stdout at
+        # /dev/null so that it does not (the recipe of the `signal` module's documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

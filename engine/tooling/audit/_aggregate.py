@@ -1,0 +1,342 @@
+"""One pass over any number of trace inputs, into an `AuditResult`.
+
+Memory is bounded by what is distinct (days x providers x models x rules x cells x sources x
+policies, a few thousand keys in a fleet's month), never by the number of records: each
+line is decoded, counted and dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar
+
+from ._inputs import TOO_LONG, InputError, TraceInput, lines
+from ._policies import PolicyStatus, Standing, file_sha256, policy_status
+from ._read import Malformed, PolicyKey, Row, parse_line
+from ._result import (
+    DIMENSIONS,
+    NO_RULE,
+    NO_SOURCE,
+    AuditResult,
+    CubeKey,
+    Finding,
+    PolicyUse,
+    Sample,
+    model_label,
+    policy_label,
+)
+
+SAMPLES: Final = 20
+"""Decisions kept per finding (and malformed lines) as examples; the counts are complete."""
+DISTINCT_TEXTS: Final = 1000
+"""Distinct warning texts and execution or sanitizer keys counted one by one; the rest are
+counted together, so a trace of unique warnings cannot grow memory without bound."""
+OTHER: Final = "(other)"
+
+
+@dataclass(frozen=True)
+class Query:
+    """Which decisions count, and how to group them."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    providers: frozenset[str] = frozenset()
+    models: frozenset[str] = frozenset()
+    lanes: frozenset[str] = frozenset()
+    rules: frozenset[str] = frozenset()
+    sources: frozenset[str] = frozenset()
+    policy_shas: tuple[str, ...] = ()
+    """sha256 prefixes."""
+    group_by: tuple[str, ...] = ()
+
+    def admits(self, row: Row) -> bool:
+        return (
+            (self.since is None or row.timestamp >= self.since)
+            and (self.until is None or row.timestamp <= self.until)
+            and (not self.providers or (row.provider or "") in self.providers)
+            and (not self.models or _model_matches(row, self.models))
+            and (not self.lanes or row.lane in self.lanes)
+            and (not self.rules or (row.rule or NO_RULE) in self.rules)
+            and (not self.sources or (row.source or NO_SOURCE) in self.sources)
+            and (not self.policy_shas or row.policy.sha256.startswith(self.policy_shas))
+        )
+
+
+def _model_matches(row: Row, models: frozenset[str]) -> bool:
+    return (row.model or "") in models or model_label(row.provider, row.model) in models
+
+
+def aggregate(
+    inputs: Iterable[TraceInput], query: Query = Query(), policy_override: str | None = None
+) -> AuditResult:
+    """Read every input once and aggregate the decisions `query` admits."""
+    builder = Builder(query, policy_override)
+    for source in inputs:
+        builder.read(source)
+    return builder.result()
+
+
+class Builder:
+    """Counts records as they are read; `merge` adds another builder's counts."""
+
+    def __init__(self, query: Query, override: str | None) -> None:
+        self.query = query
+        self.override = override
+        self.cube: dict[tuple[Any, ...], int] = {}
+        self.hourly_names = query.group_by if "hour" in query.group_by else ()
+        self.filtering = query != Query(group_by=query.group_by)
+        self.hourly: Counter[tuple[str, ...]] = Counter()
+        # Sentinels rather than None: two comparisons per record, no None test.
+        self.first = datetime.max.replace(tzinfo=UTC)
+        self.last = datetime.min.replace(tzinfo=UTC)
+        self.statuses: dict[PolicyKey, PolicyStatus] = {}
+        self.file_shas: dict[str, str | None] = {}
+        self.stale: list[Sample] = []
+        self.stale_count = 0
+        self.unconfirmed: list[Sample] = []
+        self.unconfirmed_count = 0
+        self.malformed: list[Malformed] = []
+        self.malformed_count = 0
+        self.warnings: Counter[str] = Counter()
+        self.warned = 0
+        self.execution: dict[str, int] = {}
+        self.sanitizer: dict[str, int] = {}
+        self.lost_records = 0
+        self.amendments = 0
+        self.lines_read = 0
+        self.inputs: list[str] = []
+        self.input_errors: list[str] = []
+
+    def read(self, source: TraceInput, start: int = 0, stop: int | None = None) -> None:
+        """Count the records of `source` (of its byte range `start:stop`; line numbers are
+        then relative to `start` until `merge` shifts them)."""
+        file = source.shown
+        if not self.inputs or self.inputs[-1] != file:
+            self.inputs.append(file)
+        number = 0
+        try:
+            for number, line in enumerate(lines(source, start, stop), start=1):
+                if not line or (line.isspace() and line != TOO_LONG):
+                    continue
+                parsed = parse_line(line)
+                if isinstance(parsed, str):
+                    self._malformed(Malformed(file, number, parsed))
+                elif self.filtering and not self.query.admits(parsed):
+                    continue
+                elif parsed.amended is not None:
+                    self.amendments += 1  # the decision was counted with its first record
+                else:
+                    self._add(parsed, file, number)
+        except InputError as error:
+            self.input_errors.append(str(error))
+        self.lines_read = number
+
+    def _malformed(self, item: Malformed) -> None:
+        self.malformed_count += 1
+        if len(self.malformed) < SAMPLES:
+            self.malformed.append(item)
+
+    def _add(self, row: Row, file: str, number: int) -> None:
+        # The hot path: one call per record, plain tuples, no helper calls in the common case.
+        stamp = row.timestamp
+        if stamp < self.first:
+            self.first = stamp
+        if stamp > self.last:
+            self.last = stamp
+        policy = row.policy
+        cube = self.cube
+        key = (
+            stamp.date(),
+            row.provider,
+            row.model,
+            row.lane,
+            row.rule,
+            row.facts,
+            row.source,
+            policy,
+        )
+        cube[key] = cube.get(key, 0) + 1
+        if self.hourly_names:
+            self._hour(row)
+        if row.lane == "native" and row.facts.catalog != "vision":
+            self.unconfirmed_count += 1
+            if len(self.unconfirmed) < SAMPLES:
+                self.unconfirmed.append(_sample(row, file, number))
+        status = self.statuses.get(policy) or self._status(policy)
+        if status.standing is Standing.STALE:
+            self.stale_count += 1
+            if len(self.stale) < SAMPLES:
+                self.stale.append(_sample(row, file, number))
+        if row.warnings:
+            self.warned += 1
+            for text in row.warnings:
+                _bounded_add(self.warnings, text, 1)
+        if row.execution:
+            _sum_numbers(self.execution, row.execution)
+        if row.trace_errors is not None:
+            self.lost_records += row.trace_errors.lost
+        if row.sanitizer:
+            for surface, kinds in row.sanitizer.items():
+                if type(kinds) is dict:
+                    _sum_numbers(self.sanitizer, kinds, f"{surface}.")
+
+    def _status(self, policy: PolicyKey) -> PolicyStatus:
+        status = self.statuses.get(policy)
+        if status is None:
+            status = policy_status(policy, self.override, self._file_sha)
+            self.statuses[policy] = status
+        return status
+
+    def _file_sha(self, path: str) -> str | None:
+        if path not in self.file_shas:
+            self.file_shas[path] = file_sha256(path)
+        return self.file_shas[path]
+
+    def _hour(self, row: Row) -> None:
+        key = _cube_key(
+            (
+                row.timestamp.date(),
+                row.provider,
+                row.model,
+                row.lane,
+                row.rule,
+                row.facts,
+                row.source,
+                row.policy,
+            )
+        )
+        values = tuple(
+            row.timestamp.strftime("%Y-%m-%dT%H") if name == "hour" else DIMENSIONS[name](key)
+            for name in self.hourly_names
+        )
+        self.hourly[(*values, row.lane)] += 1
+
+    def result(self) -> AuditResult:
+        return AuditResult(
+            decisions=sum(self.cube.values()),
+            first=self.first if self.cube else None,
+            last=self.last if self.cube else None,
+            cube={_cube_key(key): count for key, count in self.cube.items()},
+            policies=self._policy_uses(),
+            stale=Finding(self.stale_count, tuple(self.stale)),
+            unconfirmed_native=Finding(self.unconfirmed_count, tuple(self.unconfirmed)),
+            malformed=Finding(self.malformed_count),
+            malformed_lines=tuple(self.malformed),
+            warnings=dict(self.warnings),
+            warned_decisions=self.warned,
+            lost_records=self.lost_records,
+            amendments=self.amendments,
+            execution=dict(self.execution),
+            sanitizer=dict(self.sanitizer),
+            inputs=tuple(self.inputs),
+            input_errors=tuple(self.input_errors),
+            group_by=self.query.group_by,
+            groups=self._groups(),
+        )
+
+    def merge(self, other: Builder, line_offset: int) -> None:
+        """Add what another builder counted in a later part of the inputs; its line numbers
+        are shifted by `line_offset` (the lines of its file read before its part)."""
+        for key, count in other.cube.items():
+            self.cube[key] = self.cube.get(key, 0) + count
+        self.hourly.update(other.hourly)
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
+        self.statuses = {**other.statuses, **self.statuses}
+        self.stale_count += other.stale_count
+        self.unconfirmed_count += other.unconfirmed_count
+        self.malformed_count += other.malformed_count
+        _extend_shifted(self.stale, other.stale, line_offset)
+        _extend_shifted(self.unconfirmed, other.unconfirmed, line_offset)
+        _extend_shifted(self.malformed, other.malformed, line_offset)
+        for text, count in other.warnings.items():
+            _bounded_add(self.warnings, text, count)
+        _sum_numbers(self.execution, other.execution)
+        _sum_numbers(self.sanitizer, other.sanitizer)
+        self.warned += other.warned
+        self.lost_records += other.lost_records
+        self.amendments += other.amendments
+        for file in other.inputs:
+            if not self.inputs or self.inputs[-1] != file:
+                self.inputs.append(file)
+        self.input_errors += other.input_errors
+
+    def _policy_uses(self) -> tuple[PolicyUse, ...]:
+        counts: Counter[PolicyKey] = Counter()
+        for key, count in self.cube.items():
+            counts[key[-1]] += count
+        uses = [PolicyUse(policy, count, self._status(policy)) for policy, count in counts.items()]
+        return tuple(sorted(uses, key=lambda use: (policy_label(use.policy), -use.count)))
+
+    def _groups(self) -> dict[tuple[str, ...], dict[str, int]]:
+        names = self.query.group_by
+        if not names:
+            return {}
+        flat: Counter[tuple[str, ...]] = Counter()
+        if "hour" in names:
+            flat = self.hourly
+        else:
+            for raw, count in self.cube.items():
+                key = _cube_key(raw)
+                flat[(*(DIMENSIONS[name](key) for name in names), key.lane)] += count
+        groups: dict[tuple[str, ...], dict[str, int]] = {}
+        for (*values, lane), count in flat.items():
+            lanes = groups.setdefault(tuple(values), {})
+            lanes[lane] = lanes.get(lane, 0) + count
+        return groups
+
+
+def _sample(row: Row, file: str, number: int) -> Sample:
+    return Sample(
+        row.decision_id,
+        file,
+        number,
+        row.timestamp,
+        row.provider,
+        row.model,
+        row.facts.catalog,
+        row.rule,
+        row.policy,
+    )
+
+
+Located = TypeVar("Located", Sample, Malformed)
+
+
+def _extend_shifted(mine: list[Located], theirs: list[Located], offset: int) -> None:
+    room = SAMPLES - len(mine)
+    mine += [replace(item, line=item.line + offset) for item in theirs[:room]]
+
+
+def _cube_key(raw: tuple[Any, ...]) -> CubeKey:
+    return CubeKey._make(raw)
+
+
+def _bounded_add(counter: Counter[str], key: str, amount: int) -> None:
+    if key in counter or len(counter) < DISTINCT_TEXTS:
+        counter[key] += amount
+    else:
+        counter[OTHER] += amount
+
+
+def _sum_numbers(totals: dict[str, int], section: Mapping[str, Any], prefix: str = "") -> None:
+    """Add a section's counts: integers as they are, lists by their length (`attached`,
+    `refused`, `described`: images); a prefix names the surface (`text.tag_chars`)."""
+    for name, value in section.items():
+        kind = type(value)  # `type(...) is int` leaves booleans out
+        if kind is int:
+            amount = value
+        elif kind is list:
+            amount = len(value)
+        else:
+            continue
+        key = prefix + name if prefix else name
+        current = totals.get(key)
+        if current is not None:
+            totals[key] = current + amount
+        elif len(totals) < DISTINCT_TEXTS:
+            totals[key] = amount
+        else:
+            totals[OTHER] = totals.get(OTHER, 0) + amount

@@ -1,0 +1,137 @@
+"""The result of an audit: aggregates first, rendered after (text, JSON, CSV, and later HTML).
+
+`AuditResult` holds no record. Its heart is the cube: decisions counted by day, provider,
+model, lane, rule, facts, source and policy, from which every count of the report (and any
+group-by without `hour`) is derived. Findings keep a count and the first few decisions as
+samples, in trace order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Final, NamedTuple
+
+from ._policies import PolicyStatus, Standing
+from ._read import Facts, Malformed, PolicyKey
+
+NO_RULE: Final = "(default)"
+NO_SOURCE: Final = "(not recorded)"
+NO_MODEL: Final = "(facts given directly)"
+
+
+class CubeKey(NamedTuple):
+    day: date
+    provider: str | None
+    model: str | None
+    lane: str
+    rule: str | None
+    facts: Facts
+    source: str | None
+    policy: PolicyKey
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A decision a finding points at."""
+
+    decision_id: str
+    file: str
+    line: int
+    timestamp: datetime
+    provider: str | None
+    model: str | None
+    catalog: str
+    rule: str | None
+    policy: PolicyKey
+
+
+@dataclass(frozen=True)
+class Finding:
+    count: int = 0
+    samples: tuple[Sample, ...] = ()
+
+
+@dataclass(frozen=True)
+class PolicyUse:
+    """Decisions made under one policy content, and how that policy stands now."""
+
+    policy: PolicyKey
+    count: int
+    status: PolicyStatus
+
+    @property
+    def stale(self) -> bool:
+        return self.status.standing is Standing.STALE
+
+
+def model_label(provider: str | None, model: str | None) -> str:
+    return f"{provider}/{model}" if provider or model else NO_MODEL
+
+
+def policy_label(policy: PolicyKey) -> str:
+    return f"{policy.name} {policy.version} {policy.sha256[:12]}"
+
+
+# What `--group-by` can name, and how each reads a cube key (hour is counted separately).
+DIMENSIONS: Final[Mapping[str, Callable[[CubeKey], str]]] = {
+    "provider": lambda key: key.provider or NO_MODEL,
+    "model": lambda key: model_label(key.provider, key.model),
+    "lane": lambda key: key.lane,
+    "rule": lambda key: key.rule or NO_RULE,
+    "policy": lambda key: policy_label(key.policy),
+    "source": lambda key: key.source or NO_SOURCE,
+    "mode": lambda key: key.facts.mode,
+    "catalog": lambda key: key.facts.catalog,
+    "aux": lambda key: key.facts.aux,
+    "path": lambda key: key.facts.path,
+    "day": lambda key: key.day.isoformat(),
+}
+GROUP_NAMES: Final = (*DIMENSIONS, "hour")
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    decisions: int
+    first: datetime | None
+    last: datetime | None
+    cube: Mapping[CubeKey, int]
+    policies: tuple[PolicyUse, ...]
+    stale: Finding
+    unconfirmed_native: Finding
+    """Native decisions for models the catalog calls `no_vision` or `unknown`."""
+    malformed: Finding
+    malformed_lines: tuple[Malformed, ...]
+    warnings: Mapping[str, int]
+    warned_decisions: int
+    lost_records: int
+    amendments: int
+    """Records written again for a decision already counted (`amended`)."""
+    """Records the writers' trace sinks reported they could not write (`trace_errors`)."""
+    execution: Mapping[str, int]
+    sanitizer: Mapping[str, int]
+    inputs: tuple[str, ...]
+    input_errors: tuple[str, ...] = ()
+    group_by: tuple[str, ...] = ()
+    groups: Mapping[tuple[str, ...], Mapping[str, int]] = field(default_factory=dict)
+    """Group values -> decisions by lane, for `--group-by`."""
+
+    @property
+    def findings(self) -> int:
+        return self.stale.count + self.unconfirmed_native.count + self.malformed.count
+
+    def counts(self, dimension: str) -> Counter[str]:
+        """Decisions by one dimension (`lane`, `rule`, `source`, `model`, `day`, ...)."""
+        read = DIMENSIONS[dimension]
+        totals: Counter[str] = Counter()
+        for key, count in self.cube.items():
+            totals[read(key)] += count
+        return totals
+
+    def facts(self) -> Counter[Facts]:
+        totals: Counter[Facts] = Counter()
+        for key, count in self.cube.items():
+            totals[key.facts] += count
+        return totals

@@ -1,0 +1,64 @@
+"""One decision record as one trace line: UTF-8 JSON whose only line break is the final `\\n`.
+
+Records carry strings that came from tool servers, and a reader that splits with
+`str.splitlines()` also breaks at U+0085 (NEL), U+2028 and U+2029. JSON encoders escape the
+C0 controls (`\\r`, VT, FF, U+001C-U+001E) but write those three raw, so they are escaped here:
+a trace line then reads as one line under any Unicode line-breaking rule.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+
+# The UTF-8 forms of NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR and their JSON escapes. UTF-8
+# is self-synchronizing, so these byte sequences occur only as these characters.
+_RAW_SEPARATORS: Final = (
+    (b"\xc2\x85", b"\\u0085"),
+    (b"\xe2\x80\xa8", b"\\u2028"),
+    (b"\xe2\x80\xa9", b"\\u2029"),
+)
+
+_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
+
+TraceSink = Callable[[dict[str, Any]], None]
+"""Anything that receives decision records: a `JsonlTrace`, an `OtelTrace`, a function."""
+
+
+def format_timestamp(seconds: float) -> str:
+    """RFC 3339 in UTC with microseconds, e.g. `2026-11-30T09:41:00.123456Z`."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def encode_line(record: dict[str, Any]) -> bytes:
+    """The record as one line of JSON ending in `\\n` (values JSON cannot hold become text)."""
+    try:
+        data = _ENCODER.encode(record)
+    except (UnicodeEncodeError, TypeError, ValueError, OverflowError):
+        data = _fallback(record)
+    if not data.isascii():
+        for raw, escaped in _RAW_SEPARATORS:
+            data = data.replace(raw, escaped)
+    return data + b"\n"
+
+
+def _fallback(record: dict[str, Any]) -> bytes:
+    """The slow path for what msgspec refuses: lone surrogates (from `\\ud800` escapes in a
+    server's JSON) become `\\udXXX` escapes; NaN and infinities become null."""
+    text = json.dumps(_finite(record), ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
