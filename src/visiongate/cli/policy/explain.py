@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from visiongate.cli import EXIT_OK
-from visiongate.cli._common import guarded
-from visiongate.engine import CompiledPolicy, load_policy
-from visiongate.engine.tooling._explain import render_table, table_records
-
-HELP = "print the whole decision table of a policy (every cell, its lane and rule)"
+from visiongate.cli._common import guarded, policy_reference, print_json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,11 +14,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    compiled = guarded(lambda: load_policy(args.policy))
+    from visiongate.engine import CompiledPolicy, load_policy
+    from visiongate.engine.tooling._explain import render_table, table_document
+
+    policy = policy_reference(args.policy) if args.policy is not None else None
+    compiled = guarded(lambda: load_policy(policy))
     if not isinstance(compiled, CompiledPolicy):
         return compiled
     if args.json:
-        print(json.dumps(table_records(compiled), indent=2))
+        print_json(table_document(compiled))
     else:
         print(render_table(compiled))
     return EXIT_OK

@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
-from visiongate.engine import PolicyError
-from visiongate.engine.tooling._diff import SourceError, diff_sources, render_json, render_text
-
-HELP = "compare two policy versions cell by cell (exit 1 when any lane changes)"
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
+from visiongate.cli._common import UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,11 +16,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from visiongate.engine import PolicyError
+    from visiongate.engine.tooling._diff import diff_sources, render_json, render_text
+    from visiongate.engine.tooling._sources import SourceError
+
     try:
         diff = diff_sources(args.old, args.new)
     except SourceError as error:
-        print(f"visiongate diff: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     except PolicyError as error:
         print(error.render(), file=sys.stderr)
         return EXIT_INVALID_POLICY
