@@ -3,14 +3,22 @@
 The public surface is small: the `Router` an agent embeds, what it returns, the payload
 renderer, the image cache, the MCP client call, the sanitizer and the auxiliary vision entry
 points. Everything else lives in private modules.
+
+The routing core speaks the MCP wire shape and imports no MCP SDK; only the client that talks
+to servers does (`call_mcp_tool`, `call_and_route`: `pip install 'visiongate[mcp]'`), and it
+is imported when first used, so `import visiongate.adapters` works next to any SDK version.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._cache import ImageCache
 from ._routed import RoutedResult
 from ._router import Router
 from .images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
-from .mcp._client import call_and_route, call_mcp_tool
-from .payloads import API_NAMES, Payload, render_payload
+from .payloads import API_NAMES, Payload, render_payload, render_turn
 from .sanitize import Sanitizer
 from .vision import (
     Description,
@@ -19,6 +27,9 @@ from .vision import (
     VisionUnavailable,
     backend_from_config,
 )
+
+if TYPE_CHECKING:
+    from .mcp._client import call_and_route, call_mcp_tool
 
 __all__ = [
     "API_NAMES",
@@ -40,4 +51,17 @@ __all__ = [
     "process_image",
     "process_images",
     "render_payload",
+    "render_turn",
 ]
+
+_CLIENT_NAMES = ("call_and_route", "call_mcp_tool")
+
+
+def __getattr__(name: str) -> Any:
+    """The MCP client's functions, imported on first use (they need the `mcp` SDK)."""
+    if name in _CLIENT_NAMES:
+        from .mcp._sdk import require_client_sdk
+
+        require_client_sdk()
+        return getattr(importlib.import_module(".mcp._client", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -88,6 +88,19 @@ class ImageCache:
         _write_atomically(path, data)
         return CachedFile(path, digest, len(data))
 
+    def find(self, sha256: str) -> Path | None:
+        """The cached image whose content has this sha256, or None; reads nothing.
+
+        The history helper names a removed image by its `MEDIA:` path this way: the digest is
+        computed from the bytes in the conversation, never taken from a server's text."""
+        if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
+            return None
+        for extension in dict.fromkeys(_EXTENSIONS.values()):
+            path = self._directory / f"{sha256}{extension}"
+            if path.is_file():
+                return path
+        return None
+
     def _ensure_directory(self) -> Path:
         directory = self._directory
         directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)

@@ -74,6 +74,22 @@ class RoutedResult:
     def native(self) -> bool:
         return self.lane == "native"
 
+    def to_mcp(self) -> dict[str, Any]:
+        """The routed result as an MCP `CallToolResult` on the wire (camelCase JSON): one text
+        block with `text`, then an image block per attached image (native lane only).
+
+        For frameworks that take MCP results and render them themselves (openai-agents,
+        an MCP proxy): `CallToolResult.model_validate(routed.to_mcp())` with either SDK
+        generation. Structured content is left out on purpose: it is already a JSON line in
+        the text, and some frameworks send only the structured content when it is present,
+        dropping the images."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": self.text}]
+        content += [
+            {"type": "image", "data": image.base64, "mimeType": image.media_type}
+            for image in self.images
+        ]
+        return {"content": content, "isError": self.is_error}
+
 
 def media_line(path: str) -> str:
     return f"{MEDIA_PREFIX}{path}"

@@ -13,23 +13,27 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
-
-from mcp.types import CallToolResult
+from typing import Any, Final, Literal, TypeVar
 
 from visiongate.engine import Gate
 
 from ._cache import ImageCache
+from ._history import BoundedHistory, bound_history
 from ._routed import RoutedResult
-from .payloads import Payload, Withheld, render_payload
+from .mcp._edge import read_tool_result
+from .payloads import Payload, ToolCall, Withheld, merge_turn, render_payload
+from .payloads._turn import tool_calls
+from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
+from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .vision import VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 
 _BACKENDS_KEPT: Final = 32
+_Listing = TypeVar("_Listing")
 _LOG: Final = logging.getLogger("visiongate")
 
 
@@ -64,7 +68,7 @@ class Router:
 
     async def mcp(
         self,
-        result: CallToolResult,
+        result: object,
         *,
         provider: str,
         model: str,
@@ -72,24 +76,29 @@ class Router:
         seen_hashes: Iterable[str] = (),
         api: str | None = None,
     ) -> RoutedResult:
-        """Route an MCP tool result (`mcp.types.CallToolResult`).
+        """Route an MCP tool result: the SDK's `CallToolResult` (1.x or 2.x), a wire dict
+        (camelCase, `_meta`) or any object with the same fields (the FastMCP client's result).
+        It is validated first: a malformed one raises `ValueError` naming the first bad field,
+        and no decision is recorded.
 
         `seen_hashes`: SHA-256 of images already in the conversation (the `sha256` of earlier
         attached images); such an image is not attached again, and the text says so. `api`:
         the payload shape you will render (default: the route's own); images are fitted and
         guarded for it before the record is written."""
+        checked = read_tool_result(result)
         context = self._context("mcp", provider, model, seen_hashes, api)
-        return self._traced(await route_mcp(result, context, tool_name=tool_name))
+        return self._traced(await route_mcp(checked, context, tool_name=tool_name))
 
     async def mcp_text(
-        self, result: CallToolResult, *, provider: str, model: str, tool_name: str | None = None
+        self, result: object, *, provider: str, model: str, tool_name: str | None = None
     ) -> str:
         """What a caller that takes a string really gets: the tool's text, a `MEDIA:` line per
         image, and descriptions where the lane says `describe`. A string carries no pixels,
         so in the native lane the images stay as paths and none is fitted; one record is
         written, and it says so (`delivery: string`, nothing attached)."""
+        checked = read_tool_result(result)
         context = self._context("mcp", provider, model, delivery="string")
-        return self._traced(await route_mcp(result, context, tool_name=tool_name)).text
+        return self._traced(await route_mcp(checked, context, tool_name=tool_name)).text
 
     async def screenshot(
         self,
@@ -143,6 +152,53 @@ class Router:
         if payload.withheld and result.images and result.record:
             self._gate.trace(_amended(result.record, payload.api, payload.withheld))
         return payload
+
+    def render_turn(self, results: Sequence[ToolCall], api: str | None = None) -> Payload:
+        """The messages answering one assistant turn: `results` are `(routed, call_id)` or
+        `(routed, call_id, tool_name)`, in call order; each shape gets the turn as its API
+        wants it (one user message of `tool_result` blocks for Anthropic, every `tool`
+        message before the images for OpenAI Chat, one content of `functionResponse` parts
+        for Gemini, ...). Records are amended as by `payload`."""
+        calls = tool_calls(results)
+        api = api or calls[0][0].api or calls[0][0].route.api
+        return merge_turn(
+            [self.payload(result, api, tool_call_id=i, tool_name=n) for result, i, n in calls]
+        )
+
+    def bound_history(self, conversation: Sequence[Mapping[str, Any]], api: str) -> BoundedHistory:
+        """The conversation to send next (messages, items or contents in the `api` shape) with
+        its images bounded by the policy's `execution.keep_recent_images` and
+        `execution.max_calls_per_image`: older images and repeats become their `MEDIA:` path
+        and a one-line note, removed in chunks so the cached prefix stays stable. The input is
+        not changed; call it on the whole history before each request."""
+        execution = self._gate.compiled.policy.execution
+        return bound_history(
+            conversation,
+            api,
+            keep_recent_images=execution.keep_recent_images,
+            max_calls_per_image=execution.max_calls_per_image,
+            cache=self._cache,
+        )
+
+    def sanitize_tools(self, listing: _Listing) -> _Listing:
+        """A `tools/list` result, a tool or a list of tools (the SDK's models of any version,
+        or wire dicts) with every string the model reads cleaned by the policy's `sanitize`
+        rules: names, descriptions, input and output schemas, annotations, `_meta`. Tool
+        descriptions are the classic injection surface: clean them before the model sees them.
+        Returns the same shape it was given (the same object when nothing changed)."""
+        return sanitize_tools(listing, self._sanitizer())
+
+    def sanitize_resources(self, listing: _Listing) -> _Listing:
+        """`resources/list`, `resources/templates/list` or `resources/read` results, resources
+        or templates, cleaned like `sanitize_tools`."""
+        return sanitize_resources(listing, self._sanitizer())
+
+    def sanitize_prompts(self, listing: _Listing) -> _Listing:
+        """`prompts/list` or `prompts/get` results or prompts, cleaned like `sanitize_tools`."""
+        return sanitize_prompts(listing, self._sanitizer())
+
+    def _sanitizer(self) -> Sanitizer:
+        return Sanitizer(self._gate.compiled.policy.sanitize)
 
     def _context(
         self,

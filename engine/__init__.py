@@ -1,16 +1,48 @@
 """Load, validate, compile and decide image-routing policies.
 
-The public surface is deliberately small; everything else lives in private modules.
+The public surface is deliberately small; everything else lives in private modules. Names are
+imported on first use (PEP 562): the command line imports `visiongate.engine._load` or the
+tooling on every call, and importing a submodule runs this file first, so it must not pull in
+the gate, the fact resolver and their dependencies for a command that needs none of them.
 """
 
-from ._compile import CellVerdict
-from ._decision import Decision, PolicyRef
-from ._diagnostics import Diagnostic, Location, PolicyError
-from ._gate import FactError, Gate, ReloadResult
-from ._load import CompiledPolicy, analyze_policy_text, load_policy
-from ._settings import ExecutionSettings, NativeSettings, SanitizeSettings
-from ._vocabulary import FACTS, LANES, SOURCES, all_cells
-from .trace import JsonlTrace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._compile import CellVerdict
+    from ._decision import Decision, PolicyRef
+    from ._diagnostics import Diagnostic, Location, PolicyError
+    from ._gate import FactError, Gate, ReloadResult
+    from ._load import CompiledPolicy, analyze_policy_text, load_policy
+    from ._settings import ExecutionSettings, NativeSettings, SanitizeSettings
+    from ._vocabulary import FACTS, LANES, SOURCES, all_cells
+    from .trace import JsonlTrace
+
+_HOMES: dict[str, str] = {
+    "CellVerdict": "._compile",
+    "Decision": "._decision",
+    "JsonlTrace": ".trace",
+    "PolicyRef": "._decision",
+    "Diagnostic": "._diagnostics",
+    "Location": "._diagnostics",
+    "PolicyError": "._diagnostics",
+    "FactError": "._gate",
+    "Gate": "._gate",
+    "ReloadResult": "._gate",
+    "CompiledPolicy": "._load",
+    "analyze_policy_text": "._load",
+    "load_policy": "._load",
+    "ExecutionSettings": "._settings",
+    "NativeSettings": "._settings",
+    "SanitizeSettings": "._settings",
+    "FACTS": "._vocabulary",
+    "LANES": "._vocabulary",
+    "SOURCES": "._vocabulary",
+    "all_cells": "._vocabulary",
+}
 
 __all__ = [
     "FACTS",
@@ -34,3 +66,16 @@ __all__ = [
     "analyze_policy_text",
     "load_policy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

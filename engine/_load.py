@@ -6,20 +6,21 @@ if the stages before it found no error, since its input would be meaningless.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
 from ._compile import CellVerdict, compile_table, match_cells
+from ._compile_cache import recall, remember
 from ._diagnostics import Diagnostic, PolicyError, has_errors
 from ._policy import Policy, build_policy, condition_matches
-from ._policy_schema import POLICY_SCHEMA, refine_policy_diagnostic
-from ._validate import validate
 from ._vocabulary import Cell, all_cells, format_cell
 from ._yaml import LoadedYaml, load_yaml, read_source_file
 
 DEFAULT_POLICY = "default"
+logger = logging.getLogger("visiongate")
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,6 +51,11 @@ def _stage_yaml(context: _Context) -> None:
 
 
 def _stage_schema(context: _Context) -> None:
+    # Imported here: cerberus is slow to import, and a policy recalled from the compile cache
+    # needs no validation (a command line that only decides or lints never imports it).
+    from ._policy_schema import POLICY_SCHEMA, refine_policy_diagnostic
+    from ._validate import validate
+
     assert context.loaded is not None
     document, found = validate(context.loaded, POLICY_SCHEMA, refine_policy_diagnostic)
     context.document = document
@@ -82,13 +88,42 @@ STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
 def analyze_policy_text(
     text: str, file: str = "<policy>"
 ) -> tuple[CompiledPolicy | None, list[Diagnostic]]:
-    """Run every stage that can run; never raises for bad input (the linter's entry point)."""
+    """Run every stage that can run; never raises for bad input (the linter's entry point).
+
+    A policy that compiled before, with the same content and engine, is recalled from the
+    compile cache (`_compile_cache`) instead."""
+    recalled = _recalled(text, file)
+    if recalled is not None:
+        return recalled
     context = _Context(text, file)
     for _name, stage in STAGES:
         stage(context)
         if has_errors(context.diagnostics):
             break
+    if context.compiled is not None and not has_errors(context.diagnostics):
+        remember(text, context.document, context.compiled.matches, context.diagnostics)
     return context.compiled, context.diagnostics
+
+
+def _recalled(text: str, file: str) -> tuple[CompiledPolicy, list[Diagnostic]] | None:
+    """The compiled policy rebuilt from a cache entry (see `_compile_cache`), or None."""
+    entry = recall(text)
+    if entry is None:
+        return None
+    loaded = load_yaml(text, file)
+    if has_errors(loaded.diagnostics):
+        return None
+    try:
+        policy = build_policy(entry.document, loaded)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        logger.debug("visiongate: compile cache entry ignored: %s", error)
+        return None
+    matches = entry.checked_matches(policy)
+    if matches is None:
+        return None
+    table = compile_table(policy, matches)  # the hit policy over the given match sets only
+    diagnostics = [replace(d, location=replace(d.location, file=file)) for d in entry.diagnostics]
+    return CompiledPolicy(policy, table, matches), diagnostics
 
 
 def compile_policy_text(text: str, file: str = "<policy>") -> CompiledPolicy:
@@ -104,7 +139,7 @@ def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
     if policy is None or (isinstance(policy, str) and is_bundled_policy(policy)):
         name = DEFAULT_POLICY if policy is None else str(policy)
         return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
-    return read_source_file(policy), str(policy)
+    return read_source_file(policy, kind="policy"), str(policy)
 
 
 def load_policy(policy: str | Path | None = None) -> CompiledPolicy:

@@ -167,6 +167,8 @@ def build_execution(section: Mapping[str, Any]) -> ExecutionSettings:
         native=native,
         native_by_source=MappingProxyType(by_source),
         text=MappingProxyType(cast(dict[str, TextAction], text)),
+        keep_recent_images=section.get("keep_recent_images"),
+        max_calls_per_image=section.get("max_calls_per_image"),
     )
 
 

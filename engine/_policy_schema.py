@@ -79,6 +79,8 @@ EXECUTION_SCHEMA: dict[str, Any] = {
         "type": "dict",
         "schema": {source: {"type": "string", "allowed": list(TEXT_ACTIONS)} for source in SOURCES},
     },
+    "keep_recent_images": {"type": "integer", "min": 1, "max": 1000},
+    "max_calls_per_image": {"type": "integer", "min": 1, "max": 1000},
 }
 
 SANITIZE_SCHEMA: dict[str, Any] = {

@@ -58,6 +58,13 @@ class ExecutionSettings:
         )
     )
 
+    keep_recent_images: int | None = None
+    """The history helper keeps at most this many images in a conversation, the most recent;
+    older ones become their `MEDIA:` path and a note. None: the history is not bounded."""
+    max_calls_per_image: int | None = None
+    """The same image content is attached at most this many times in what a request carries;
+    later attachments become a note. None: no limit."""
+
     def native_for(self, source: str, embed_target_bytes: int | None = None) -> NativeSettings:
         """Native settings for a source; an `embed_target_bytes` from the agent config wins."""
         settings = self.native_by_source.get(source, self.native)

@@ -20,6 +20,7 @@ from mcp.types import (
 
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.mcp._blocks import FoundImage, read_result
+from visiongate.adapters.mcp._edge import read_tool_result
 from visiongate.adapters.mcp.example_server import tile_png
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
@@ -30,7 +31,8 @@ def encoded(data: bytes) -> str:
 
 
 def read(tmp_path: Path, *blocks: ContentBlock) -> tuple[list[str], list[FoundImage], int]:
-    found = read_result(CallToolResult(content=list(blocks)), ImageCache(tmp_path))
+    result = read_tool_result(CallToolResult(content=list(blocks)))
+    found = read_result(result, ImageCache(tmp_path))
     return list(found.lines), list(found.images), found.unverified_media_lines
 
 

@@ -183,5 +183,6 @@ def test_openai_chat_forced_by_the_config_sends_images_in_a_user_message(
     )
     assert routed.lane == "native" and len(routed.images) == 1
     tool, user = router.payload(routed, tool_call_id="call_9").messages
-    assert tool["role"] == "tool" and "follow in the next message" in tool["content"]
+    assert tool["role"] == "tool"
+    assert "follow in a user message after the tool results" in tool["content"]
     assert user["content"][1]["image_url"]["url"].startswith(f"data:{routed.images[0].media_type}")

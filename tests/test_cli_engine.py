@@ -90,8 +90,10 @@ def test_explain_prints_all_54_cells(capsys: pytest.CaptureFixture[str]) -> None
     rows = [line for line in out.splitlines() if line.startswith(("auto ", "native ", "text "))]
     assert code == 0 and len(rows) == 54
     assert out.strip().endswith("10 cell(s) native, 44 text")
-    table = json.loads(run(capsys, "explain", "--json")[1])
+    document = json.loads(run(capsys, "explain", "--json")[1])
+    table = document["cells"]
     assert len(table) == 54 and {row["lane"] for row in table} == {"native", "text"}
+    assert document["policy"]["name"] == "default" and len(document["policy"]["sha256"]) == 64
 
 
 def test_explain_a_bundled_example_policy_by_name(capsys: pytest.CaptureFixture[str]) -> None:

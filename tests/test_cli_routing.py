@@ -80,11 +80,12 @@ def test_route_refuses_a_file_that_is_not_an_image_inside_the_result(
         str(out_file),
     )
     assert code == 0 and "Traceback" not in out + err
-    record = json.loads(out)
+    document = json.loads(out)
+    record = document["record"]
     (refused,) = record["execution"]["refused"]
     assert refused["index"] == 1 and "not a recognised image" in refused["reason"]
     payload = json.loads(out_file.read_text(encoding="utf-8"))
-    assert payload["api"] == "anthropic"
+    assert payload == document["payload"] and payload["api"] == "anthropic"
     assert "[image 1: refused:" in payload["messages"][0]["content"][0]["content"][0]["text"]
 
 
@@ -131,7 +132,7 @@ def test_route_with_another_api_renders_that_shape(
     ("arguments", "message"),
     [
         (["--source", "browser", "--image", "a.png", "--image", "b.png"], "exactly one --image"),
-        (["--source", "mcp", "--image", "/nonexistent/x.png"], "No such file"),
+        (["--source", "mcp", "--image", "/nonexistent/x.png"], "no such file"),
     ],
 )
 def test_route_usage_errors_exit_2(
@@ -139,18 +140,18 @@ def test_route_usage_errors_exit_2(
 ) -> None:
     code, out, err = route(capsys, *arguments, *TARGET)
     assert code == 2
-    assert message in out + err and "Traceback" not in out + err
+    assert out == "" and message in err and "Traceback" not in err
 
 
 def test_mcp_call_arguments_must_be_a_json_object(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["mcp", "call", *TARGET, "--tool", "tile", "--args", "[1]", "--", *SERVER])
     assert code == 2
-    assert "--args must be a JSON object" in capsys.readouterr().out
+    assert "--args must be a JSON object" in capsys.readouterr().err
 
 
 def test_mcp_call_needs_a_server_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mcp", "call", *TARGET, "--tool", "tile"]) == 2
-    assert "give the server command after `--`" in capsys.readouterr().out
+    assert "give the server command after `--`" in capsys.readouterr().err
 
 
 def run_cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -182,7 +183,8 @@ def test_mcp_call_routes_a_smuggling_server_without_reading_its_path(tmp_path: P
         cwd=tmp_path,
     )
     assert completed.returncode == 0, completed.stderr
-    record: dict[str, Any] = json.loads(completed.stdout)
+    document: dict[str, Any] = json.loads(completed.stdout)
+    record = document["record"]
     assert record["execution"]["unverified_media_lines"] == 1
     assert record["sanitizer"]["meta"]["reserved_keys"] == 3
     payload = json.loads(out_file.read_text(encoding="utf-8"))

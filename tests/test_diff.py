@@ -83,7 +83,7 @@ def test_same_lanes_exit_zero_and_report_rule_and_setting_changes(
 
 def test_unreadable_and_invalid_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(tmp_path / "missing.yaml"), "default"]) == 2
-    assert "is not a file, a bundled policy or a git revision" in capsys.readouterr().err
+    assert "missing.yaml`: no such file" in capsys.readouterr().err
     broken = tmp_path / "broken.yaml"
     broken.write_text(DEFAULT.replace("lane: native", "lane: nativ", 1))
     assert main(["diff", "default", str(broken)]) == 3

@@ -9,7 +9,15 @@ import pytest
 
 from visiongate.cli import main
 from visiongate.engine._load import load_policy
-from visiongate.engine.tooling._docs import MARKER, generate_pages, stale_pages, write_pages
+from visiongate.engine.tooling._discover import find_policies
+from visiongate.engine.tooling._docs import (
+    MARKER,
+    DocPage,
+    generate_pages,
+    stale_pages,
+    write_pages,
+)
+from visiongate.engine.tooling._project import find_project
 from visiongate.engine.tooling.lint._check import lint_text
 from visiongate.engine.tooling.lint._codes import LINT_CODES, docs_path
 
@@ -21,8 +29,24 @@ def test_docs_check_passes_on_the_repository(capsys: pytest.CaptureFixture[str])
     assert main(["docs", "--check", "--out", str(DOCS)]) == 0, capsys.readouterr().out
 
 
+def project_pages() -> list[DocPage]:
+    """The pages of this repository's policies, as `visiongate docs` finds them."""
+    project = find_project(ROOT)
+    return generate_pages(list(find_policies(project).files), project.root)
+
+
 def test_generation_is_stable_and_free_of_dates() -> None:
-    first, second = generate_pages(), generate_pages()
+    first, second = project_pages(), project_pages()
+    pages = {
+        "default.md",
+        "examples/describe-mcp.md",
+        "examples/never-pixels.md",
+        "examples/strict-routes.md",
+        "examples/trust-unknown-aliases.md",
+    }
+    # Each page has its grid picture beside it.
+    pictures = {page.removesuffix(".md") + ".svg" for page in pages}
+    assert {page.relative_path for page in first} == pages | pictures
     assert first == second
     for page in first:
         assert page.text.startswith(MARKER)
@@ -30,7 +54,7 @@ def test_generation_is_stable_and_free_of_dates() -> None:
 
 
 def test_the_default_page_shows_grid_rules_invariants_and_sha() -> None:
-    page = next(p for p in generate_pages() if p.relative_path == "default.md")
+    page = next(p for p in project_pages() if p.relative_path == "default.md")
     compiled = load_policy("default")
     assert compiled.policy.sha256 in page.text
     assert compiled.policy.description in page.text
@@ -48,8 +72,11 @@ def test_the_default_page_shows_grid_rules_invariants_and_sha() -> None:
     assert "| `mcp` | reference |" in page.text
 
 
-def test_check_finds_stale_missing_and_orphaned_pages(tmp_path: Path) -> None:
-    pages = generate_pages()
+def test_check_finds_stale_missing_and_orphaned_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    pages = project_pages()
     assert stale_pages(tmp_path, pages) == [(tmp_path / p.relative_path).as_posix() for p in pages]
     write_pages(tmp_path, pages)
     assert stale_pages(tmp_path, pages) == []

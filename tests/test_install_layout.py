@@ -157,3 +157,22 @@ def test_no_folder_holds_more_than_fifteen_modules() -> None:
         if (count := len(list(folder.glob("*.py")))) > 15
     }
     assert crowded == {}
+
+
+def test_rule_pages_and_json_schemas_ship_in_the_package(installed: Path) -> None:
+    """`visiongate rule CODE` works offline from an installed (not editable) package, and the
+    JSON Schemas of the `--json` outputs are package data (issue 14)."""
+    done = _run_from_root(installed, "-m", "visiongate", "rule", "gap")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# `gap`")
+    code = (
+        "import visiongate\n"
+        "from visiongate._schemas import SCHEMA_VERSIONS, load_schema\n"
+        "print(visiongate.__file__)\n"
+        "print(sorted(load_schema(name)['$id'] for name in SCHEMA_VERSIONS)[0])\n"
+    )
+    done = _run_from_root(installed, "-c", code)
+    assert done.returncode == 0, done.stderr
+    location, first = done.stdout.split()
+    assert Path(location).is_relative_to(installed)
+    assert first == "urn:visiongate:schema:decision-record"

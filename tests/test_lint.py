@@ -329,6 +329,7 @@ def test_pre_commit_hooks_run_clean_on_the_repository(monkeypatch: pytest.Monkey
     monkeypatch.chdir(ROOT)
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert {hook["id"] for hook in hooks} == {
+        "visiongate-fmt",
         "visiongate-lint",
         "visiongate-test",
         "visiongate-docs-check",

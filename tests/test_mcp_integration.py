@@ -89,7 +89,11 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> CallToolR
 
 
 def payload_texts(router: Router, routed: Any) -> dict[str, str]:
-    return {api: json.dumps(router.payload(routed, api).as_json()) for api in API_NAMES}
+    # Gemini's function name comes from the call; these results were routed without one.
+    return {
+        api: json.dumps(router.payload(routed, api, tool_name="screenshot").as_json())
+        for api in API_NAMES
+    }
 
 
 def assert_private(path: Path) -> None:

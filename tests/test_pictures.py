@@ -167,9 +167,13 @@ def test_the_pages_load_nothing_and_run_nothing() -> None:
 
 
 def test_each_policy_page_shows_its_grid_picture() -> None:
+    from visiongate.engine.tooling._discover import find_policies
     from visiongate.engine.tooling._docs import MARKER, generate_pages
+    from visiongate.engine.tooling._project import find_project
 
-    pages = {page.relative_path: page.text for page in generate_pages()}
+    project = find_project(Path(__file__).parent.parent)
+    generated = generate_pages(list(find_policies(project).files), project.root)
+    pages = {page.relative_path: page.text for page in generated}
     for policy in POLICIES:
         page, picture = pages[f"{policy}.md"], pages[f"{policy}.svg"]
         assert f"]({Path(policy).name}.svg)" in page  # a link relative to the page

@@ -150,7 +150,7 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     (tmp_path / "default.yaml").write_text(POLICY.replace("lane: native", "lane: nativ", 1))
     assert main(["test", str(failing)]) == 3
     assert "unknown lane `nativ`" in capsys.readouterr().out
-    assert main(["test", str(tmp_path / "nothing-here")]) == 1
+    assert main(["test", str(tmp_path / "nothing-here")]) == 2
     assert main(["test", "--json", str(ROOT / "policies" / "default.test.yaml")]) == 0
     assert '"ok": true' in capsys.readouterr().out
 

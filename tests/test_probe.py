@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli_helpers import validate_output
 from _routing_helpers import PROXY_VARIABLES
 
 from visiongate.adapters.probe import PROBE_APIS
@@ -237,6 +238,7 @@ def test_probe_settles_each_behaviour_of_each_shape(
     out, err = capsys.readouterr()
     verdict, exit_code = EXPECTED[behaviour]
     result = json.loads(out)
+    validate_output("probe", result)
     assert (result["verdict"], code) == (verdict, exit_code), result
     assert KEY not in out + err
     assert not routes.exists() or KEY not in routes.read_text()

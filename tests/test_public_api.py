@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 import visiongate.adapters
+from visiongate.adapters.mcp._sdk import McpSdkMissing, require_client_sdk
 
 
 def test_adapters_export_exactly_the_intended_names() -> None:
@@ -11,8 +14,24 @@ def test_adapters_export_exactly_the_intended_names() -> None:
             "API_NAMES", "Description", "DescriptionNote", "ImageCache", "ImageTarget",
             "Payload", "ProcessedImage", "RefusedImage", "RoutedResult", "Router", "Sanitizer",
             "VisionBackend", "VisionUnavailable", "backend_from_config", "call_and_route",
-            "call_mcp_tool", "process_image", "process_images", "render_payload",
+            "call_mcp_tool", "process_image", "process_images", "render_payload", "render_turn",
         ]
     )  # fmt: skip
     for name in visiongate.adapters.__all__:
-        assert getattr(visiongate.adapters, name) is not None
+        assert name in CLIENT or getattr(visiongate.adapters, name) is not None
+
+
+CLIENT = ("call_and_route", "call_mcp_tool")
+
+
+@pytest.mark.parametrize("name", CLIENT)
+def test_the_mcp_client_needs_the_sdk_it_is_built_on(name: str) -> None:
+    # The routing core imports with any SDK; the client says in one line what it needs.
+    try:
+        require_client_sdk()
+    except McpSdkMissing as missing:
+        with pytest.raises(McpSdkMissing, match="pip install 'visiongate\\[mcp\\]'"):
+            getattr(visiongate.adapters, name)
+        assert "sdk" in str(missing)
+    else:
+        assert callable(getattr(visiongate.adapters, name))

@@ -80,7 +80,9 @@ def declared(api: str) -> dict[str, Any]:
 def test_record_and_payload_agree_on_every_shape(api: str, tmp_path: Path) -> None:
     sink = Sink()
     router = router_for(tmp_path, declared(api), sink, registry=two_per_request(BUNDLED_REGISTRY))
-    routed = asyncio.run(router.mcp(result_with(3), provider=f"p-{api}", model="m"))
+    routed = asyncio.run(
+        router.mcp(result_with(3), provider=f"p-{api}", model="m", tool_name="screenshot")
+    )
     payload = router.payload(routed)
     [record] = sink.records
     execution = record["execution"]

@@ -1,4 +1,7 @@
-"""Sanitizing real `mcp.types` results and listings: every text surface, and what is left alone."""
+"""Sanitizing real `mcp.types` results and listings: every text surface, and what is left alone.
+
+Results are read into the core's wire-shaped `ToolResult` first (as the router does); listings
+are cleaned in the SDK's own classes."""
 
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
+from visiongate.adapters.mcp._edge import read_tool_result
+from visiongate.adapters.mcp._wire import ToolResult
 from visiongate.adapters.sanitize import _mcp as mcp_clean
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 
@@ -56,8 +61,12 @@ def _tool(**fields: Any) -> Tool:
     return Tool(name="shot", input_schema={"type": "object"}, **fields)
 
 
-def _result(*blocks: Any, **fields: Any) -> CallToolResult:
-    return CallToolResult(content=list(blocks), **fields)
+def _result(*blocks: Any, **fields: Any) -> ToolResult:
+    return read_tool_result(CallToolResult(content=list(blocks), **fields))
+
+
+def _dump(value: ToolResult | BaseModel) -> dict[str, Any]:
+    return value.to_wire() if isinstance(value, ToolResult) else value.model_dump(by_alias=True)
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,8 @@ class Surface:
 
     name: str
     surface: str
-    build: Callable[[str], BaseModel]
-    clean: Callable[[Any, Sanitizer], BaseModel]
+    build: Callable[[str], Any]
+    clean: Callable[[Any, Sanitizer], Any]
     read: Callable[[Any], Any]
 
 
@@ -312,14 +321,14 @@ def _same_shape(read: Any, want: str) -> Any:
 @pytest.mark.parametrize("case", SURFACES, ids=[case.name for case in SURFACES])
 def test_every_surface_is_cleaned_and_counted(case: Surface) -> None:
     original = case.build(PAYLOAD)
-    before = original.model_dump(by_alias=True)
+    before = _dump(original)
     sanitizer = Sanitizer()
     cleaned = case.clean(original, sanitizer)
     read = case.read(cleaned)
     assert read == _same_shape(read, "see docs")
     hidden_per_field = len(HIDDEN) * (len(read) if isinstance(read, tuple) else 1)
     assert sanitizer.counts() == {case.surface: {"tag_chars": hidden_per_field}}
-    assert original.model_dump(by_alias=True) == before
+    assert _dump(original) == before
     assert cleaned is not original
 
 
@@ -348,9 +357,7 @@ def test_result_meta_keeps_vendor_keys_and_drops_protocol_keys() -> None:
         },
     )
     sanitizer = Sanitizer()
-    wire = mcp_clean.sanitize_call_tool_result(result, sanitizer).model_dump(
-        by_alias=True, exclude_none=True
-    )
+    wire = mcp_clean.sanitize_call_tool_result(result, sanitizer).to_wire()
     assert wire["_meta"] == {"com.example/request-id": "r-1"}
     assert sanitizer.counts() == {"meta": {"reserved_keys": 2}}
 
@@ -359,7 +366,7 @@ def test_meta_with_only_protocol_keys_is_omitted_from_the_wire() -> None:
     block = TextContent(type="text", text="ok", _meta={"dev.mcp/x": 1})
     result = _result(block, _meta={"progressToken": 1, "mcp.dev/y": 2})
     cleaned = mcp_clean.sanitize_call_tool_result(result, Sanitizer())
-    wire = cleaned.model_dump(by_alias=True, exclude_none=True)
+    wire = cleaned.to_wire()
     assert "_meta" not in wire
     assert "_meta" not in wire["content"][0]
 
@@ -404,10 +411,9 @@ def test_identifiers_and_mime_types_are_cleaned_under_fields() -> None:
 
 
 def test_untouched_blocks_are_shared_not_copied() -> None:
-    clean_block = _text("fine")
-    result = _result(clean_block, _text(PAYLOAD))
+    result = _result(_text("fine"), _text(PAYLOAD))
     cleaned = mcp_clean.sanitize_call_tool_result(result, Sanitizer())
-    assert cleaned.content[0] is clean_block
+    assert cleaned.content[0] is result.content[0]
     assert cleaned.content[1].text == "see docs"
 
 
@@ -425,6 +431,6 @@ def test_a_hostile_result_from_the_wire_leaves_no_hidden_text() -> None:
     }
     result = CallToolResult.model_validate(hostile)
     cleaned = mcp_clean.sanitize_call_tool_result(result, Sanitizer())
-    wire = json.dumps(cleaned.model_dump(by_alias=True, exclude_none=True), ensure_ascii=False)
+    wire = json.dumps(cleaned.to_wire(), ensure_ascii=False)
     assert not ANY_TAG.search(wire.replace(ENGLAND, ""))
     assert ENGLAND in wire

@@ -1,6 +1,7 @@
-"""Read a sanitized MCP `CallToolResult` into text lines and images found, in content order.
+"""Read a sanitized MCP tool result into text lines and images found, in content order.
 
-Images are `ImageContent` blocks and embedded `BlobResourceContents` whose bytes are an image.
+The result is the core's wire-shaped `ToolResult` (`_wire`), whatever SDK or framework made
+it. Images are `image` blocks and embedded `blob` contents whose bytes are an image.
 Each one is decoded and written to the cache here, so the images a result can attach are
 exactly the files this call wrote; nothing in the server's text is ever taken for a path.
 Resource links stay links, audio stays out, and blocks whose `annotations.audience` leaves
@@ -23,23 +24,23 @@ from base64 import b64decode
 from dataclasses import dataclass
 from typing import Final
 
-from mcp.types import (
-    Annotations,
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    ContentBlock,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-)
-
 from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
 from .._routed import mark_unverified_media, media_line
 from ..images import sniff_media_type
 from ..images._sniff import NOT_IMAGES
+from ._wire import (
+    Annotations,
+    AudioBlock,
+    BlobContents,
+    Block,
+    EmbeddedBlock,
+    ImageBlock,
+    ResourceLinkBlock,
+    TextBlock,
+    TextContents,
+    ToolResult,
+    UnknownBlock,
+)
 
 __all__ = ["FoundImage", "ReadResult", "read_result"]
 
@@ -85,13 +86,13 @@ class ReadResult:
     """`MEDIA:` lines in the server's text, prefixed so no surface takes them for ours."""
 
 
-def read_result(result: CallToolResult, cache: ImageCache) -> ReadResult:
+def read_result(result: ToolResult, cache: ImageCache) -> ReadResult:
     """Lines and images of a sanitized result; writes images to `cache` (blocking I/O)."""
     lines: list[str] = []
     images: list[FoundImage] = []
     hidden = unverified = 0
     for block in result.content:
-        if not _for_model(block.annotations) and isinstance(block, TextContent):
+        if isinstance(block, TextBlock) and not _for_model(block.annotations):
             hidden += 1
             continue
         found = _image_of(block, len(images) + 1, cache)
@@ -111,10 +112,10 @@ def _for_model(annotations: Annotations | None) -> bool:
     return audience is None or "assistant" in audience
 
 
-def _image_of(block: ContentBlock, index: int, cache: ImageCache) -> FoundImage | None:
-    if isinstance(block, ImageContent):
+def _image_of(block: Block, index: int, cache: ImageCache) -> FoundImage | None:
+    if isinstance(block, ImageBlock):
         return _decode(block.data, block.mime_type, index, cache, _for_model(block.annotations))
-    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+    if isinstance(block, EmbeddedBlock) and isinstance(block.resource, BlobContents):
         declared = block.resource.mime_type or ""
         found = _decode(block.resource.blob, declared, index, cache, _for_model(block.annotations))
         if declared.startswith("image/") or (found.sniffed or "").startswith("image/"):
@@ -174,26 +175,30 @@ def _image_line(found: FoundImage) -> str:
     return f"[image {found.index}: {found.problem}]"
 
 
-def _text_lines(block: ContentBlock) -> list[str]:
-    if isinstance(block, TextContent):
+def _text_lines(block: Block) -> list[str]:
+    if isinstance(block, TextBlock):
         return [block.text]
+    if isinstance(block, UnknownBlock):
+        return [
+            f"[content of type `{inline(block.type, 40)}` omitted: this version cannot read it]"
+        ]
     if not _for_model(block.annotations):
         return []
-    if isinstance(block, ResourceLink):
+    if isinstance(block, ResourceLinkBlock):
         kind = f", {_shown_kind(block.mime_type, '')}" if block.mime_type else ""
         about = f": {inline(block.description, 1000)}" if block.description else ""
         return [f"[resource link: {inline(block.name)} <{inline(block.uri)}>{kind}{about}]"]
-    if isinstance(block, EmbeddedResource):
+    if isinstance(block, EmbeddedBlock):
         return _resource_lines(block.resource)
-    if isinstance(block, AudioContent):
+    if isinstance(block, AudioBlock):
         kind = _shown_kind(block.mime_type, "no type")
         return [f"[audio ({kind}) omitted: audio does not reach the model]"]
     return []
 
 
-def _resource_lines(resource: TextResourceContents | BlobResourceContents) -> list[str]:
+def _resource_lines(resource: TextContents | BlobContents) -> list[str]:
     uri = inline(resource.uri)
-    if isinstance(resource, TextResourceContents):
+    if isinstance(resource, TextContents):
         return [f"[resource <{uri}>]", resource.text]
     kind = _shown_kind(resource.mime_type, "unknown type")
     return [f"[resource <{uri}> ({kind}) omitted: not text and not an image]"]

@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp.types import CallToolResult
-
 from .._routed import RoutedResult
 from .._router import Router
-from ._session import McpLimits, open_session
+from ._sdk import require_client_sdk
+
+require_client_sdk()  # before the SDK imports below, so a missing SDK is one clear line
+
+from mcp.types import CallToolResult  # noqa: E402
+
+from ._session import McpLimits, open_session  # noqa: E402
 
 __all__ = ["call_and_route", "call_mcp_tool"]
 

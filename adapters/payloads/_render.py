@@ -14,12 +14,19 @@ check here is the last-resort guard (`_guard`): an image is sent only in the nat
 route that does not refuse tool-result images, within the API's formats and limits; otherwise
 it is withheld and a one-line summary takes its place in the text. The router already ran the
 guard for the result's own API shape before writing the record, so rendering that shape
-withholds nothing more. Bedrock's `bytes` are base64 on the JSON wire (the AWS SDKs want raw
-bytes: decode before handing the message to boto3).
+withholds nothing more.
+
+Bedrock's image `bytes` come in two forms: `Payload.messages` is the JSON wire form (base64
+text, as the Converse HTTP API and the AWS CLI take it) and `Payload.boto3_messages()` the
+same messages with raw `bytes`, as boto3's `converse` takes them (boto3 base64-encodes them
+itself; handing it the base64 text would encode it twice). Gemini's `functionResponse.name`
+is the name in the model's `functionCall`: it must be given (`tool_name=`, or the routed
+result's own), never guessed. A whole assistant turn of several results is `_turn`'s.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -46,7 +53,17 @@ class Payload:
     withheld: tuple[Withheld, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
+        """The messages as JSON (for Bedrock: base64 image `bytes`, the HTTP API's form)."""
         return {"api": self.api, "messages": list(self.messages)}
+
+    def boto3_messages(self) -> list[Message]:
+        """Bedrock only: the messages with raw image `bytes`, as boto3's `converse` takes them
+        (`messages` holds base64 text, the JSON wire form)."""
+        if self.api != "bedrock":
+            raise ValueError(
+                f"raw image bytes are a `bedrock` form, and this payload is `{self.api}`"
+            )
+        return [_raw_bytes(message) for message in self.messages]
 
     def summary(self) -> dict[str, Any]:
         """What rendering did, for the decision record."""
@@ -82,7 +99,12 @@ def render_payload(
         limits=limits_for(result.route, api, registry),
     )
     text = _with_summaries(result.text, result.images, withheld) or "(the tool returned no text)"
-    name = tool_name or result.tool_name or result.source
+    name = tool_name or result.tool_name
+    if api == "gemini" and not name:
+        raise ValueError(
+            f"`gemini` needs the function name of call `{tool_call_id}`: pass `tool_name=` "
+            "(the name in the model's functionCall)"
+        )
     messages = _RENDERERS[api](_Parts(text, images, result.is_error, tool_call_id, name))
     return Payload(api, tuple(messages), len(images), tuple(withheld))
 
@@ -93,7 +115,7 @@ class _Parts:
     images: tuple[ProcessedImage, ...]
     is_error: bool
     call_id: str
-    tool_name: str
+    tool_name: str | None
 
 
 def _with_summaries(
@@ -149,7 +171,7 @@ def _openai_chat(parts: _Parts) -> list[Message]:
     if not parts.images:
         return [{"role": "tool", "tool_call_id": parts.call_id, "content": parts.text}]
     count = len(parts.images)
-    note = f"[{count} image(s) from this tool result follow in the next message]"
+    note = f"[{count} image(s) of this tool result follow in a user message after the tool results]"
     user: list[Message] = [
         {"type": "text", "text": f"The image(s) returned by tool call {parts.call_id}:"}
     ]
@@ -195,7 +217,9 @@ def _ollama(parts: _Parts) -> list[Message]:
     """Ollama's native `/api/chat`: a `tool` message whose `images` are base64 strings. The
     API has no error flag, so an error result says so in its text."""
     text = f"Error: {parts.text}" if parts.is_error else parts.text
-    message: Message = {"role": "tool", "tool_name": parts.tool_name, "content": text}
+    message: Message = {"role": "tool", "content": text}
+    if parts.tool_name:
+        message["tool_name"] = parts.tool_name
     if parts.images:
         message["images"] = [image.base64 for image in parts.images]
     return [message]
@@ -209,3 +233,21 @@ _RENDERERS: Final[Mapping[str, Callable[[_Parts], list[Message]]]] = {
     "bedrock": _bedrock,
     "ollama": _ollama,
 }
+
+
+def _raw_bytes(message: Message) -> Message:
+    """A Bedrock message with each image's base64 `bytes` decoded (a copy; tool results nest
+    their images one level down)."""
+    return {**message, "content": [_raw_block(block) for block in message.get("content", [])]}
+
+
+def _raw_block(block: Message) -> Message:
+    if "image" in block:
+        source = block["image"]["source"]
+        raw = base64.b64decode(source["bytes"])
+        return {**block, "image": {**block["image"], "source": {**source, "bytes": raw}}}
+    if "toolResult" in block:
+        result = block["toolResult"]
+        content = [_raw_block(item) for item in result.get("content", [])]
+        return {**block, "toolResult": {**result, "content": content}}
+    return block

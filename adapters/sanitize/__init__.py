@@ -1,8 +1,9 @@
 """Cleaning untrusted tool output: invisible TAG smuggling, reserved MCP `_meta` keys.
 
 `Sanitizer` (`_sanitizer`) cleans text, JSON-like values and `_meta` mappings and tallies what
-it removed; `_text` holds the character rules, `_keys` the reserved-key test, and `_mcp` walks
-the MCP result, tool, resource and prompt types, technical fields included. `_media` marks
+it removed; `_text` holds the character rules, `_keys` the reserved-key test, `_mcp` walks the
+MCP tool result and `_listings` the tool, resource and prompt listings and protocol errors in
+the wire shape (whatever SDK made them), technical fields included. `_media` marks
 `MEDIA:` lines that are not the router's under every Unicode line-breaking rule (tables in
 `_media_tables`), and `_line` makes a server's words one clean line for error messages.
 """

@@ -1,4 +1,8 @@
-"""Route an MCP `CallToolResult`: sanitize, cache its images, carry out the gate's lane.
+"""Route an MCP tool result: validate, sanitize, cache its images, carry out the gate's lane.
+
+The result may come from any SDK version or framework (`mcp._wire.read_tool_result` takes
+the SDK's models, wire dicts and objects with the same fields); it is validated once, here,
+and everything after reads the one wire-shaped `ToolResult`.
 
 Choices an agent developer should know:
 
@@ -25,11 +29,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
-
 from .._routed import RoutedResult, json_line, mark_unverified_media
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
+from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
@@ -56,9 +59,10 @@ class _Outcome:
 
 
 async def route_mcp(
-    result: CallToolResult, context: LaneContext, *, tool_name: str | None = None
+    result: object, context: LaneContext, *, tool_name: str | None = None
 ) -> RoutedResult:
-    """Route one MCP tool result for the decision in `context`."""
+    """Route one MCP tool result for the decision in `context`; raises `InvalidToolResult`
+    (a `ValueError` naming the first bad field) when `result` is not shaped like one."""
     sanitizer = context.sanitizer()
     clean = sanitize_call_tool_result(result, sanitizer)
     read = await asyncio.to_thread(read_result, clean, context.cache)
@@ -208,9 +212,7 @@ def _kept_out_note(count: int) -> str:
     )
 
 
-def _compose(
-    read: ReadResult, outcome: _Outcome, clean: CallToolResult, described: list[str]
-) -> str:
+def _compose(read: ReadResult, outcome: _Outcome, clean: ToolResult, described: list[str]) -> str:
     lines = [*described, *read.lines]
     if read.hidden_texts:
         lines.append(hidden_note(read.hidden_texts))
@@ -223,10 +225,10 @@ def _compose(
     return "\n".join(lines)
 
 
-def _text_carries(result: CallToolResult, structured: Any) -> bool:
+def _text_carries(result: ToolResult, structured: Any) -> bool:
     """True when a text block is the structured content serialized (the spec's advice)."""
     for block in result.content:
-        if isinstance(block, TextContent) and block.text.lstrip().startswith(("{", "[")):
+        if isinstance(block, TextBlock) and block.text.lstrip().startswith(("{", "[")):
             try:
                 if json.loads(block.text) == structured:
                     return True

@@ -23,7 +23,13 @@ from typing import Any, Final, Literal
 
 from ._base import VisionBackend, VisionConfigError, one_line
 from ._cache import CachedVisionBackend
-from ._http import DEFAULT_MAX_RESPONSE_BYTES, OpenAICompatibleBackend, default_deadline
+from ._http import (
+    DEFAULT_MAX_EDGE_PX,
+    DEFAULT_MAX_IMAGE_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    OpenAICompatibleBackend,
+    default_deadline,
+)
 from ._ocr import LocalOCRBackend
 
 PATH: Final = "auxiliary.vision"
@@ -31,6 +37,8 @@ DEFAULT_TIMEOUT_S: Final = 30.0
 MAX_TIMEOUT_S: Final = 600.0
 MAX_DEADLINE_S: Final = 1800.0
 RESPONSE_BYTES_RANGE: Final = (1024, 256 * 1024 * 1024)
+IMAGE_BYTES_RANGE: Final = (16 * 1024, 64 * 1024 * 1024)
+EDGE_PX_RANGE: Final = (256, 8000)
 MAX_RETRIES_LIMIT: Final = 10
 LOCAL_OCR_NAMES: Final = frozenset({"local", "ocr", "local-ocr"})
 UNSET_NAMES: Final = frozenset({"", "auto"})
@@ -88,6 +96,10 @@ class VisionSettings:
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_retries: int = 3
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES
+    """Base64 text per image sent to the backend; images are fitted to it first."""
+    max_edge_px: int = DEFAULT_MAX_EDGE_PX
+    """Long-edge ceiling of the images sent to the backend."""
 
 
 def backend_from_config(
@@ -125,6 +137,8 @@ def build_backend(settings: VisionSettings) -> VisionBackend:
         extra_body=settings.extra_body,
         deadline=settings.deadline,
         max_response_bytes=settings.max_response_bytes,
+        max_image_bytes=settings.max_image_bytes,
+        max_edge_px=settings.max_edge_px,
     )
 
 
@@ -164,6 +178,10 @@ def parse_vision_settings(
         max_response_bytes=_max_response_bytes(section),
         max_retries=_max_retries(section),
         extra_body=_extra_body(section),
+        max_image_bytes=_whole(
+            section, "max_image_bytes", DEFAULT_MAX_IMAGE_BYTES, IMAGE_BYTES_RANGE
+        ),
+        max_edge_px=_whole(section, "max_edge_px", DEFAULT_MAX_EDGE_PX, EDGE_PX_RANGE),
     )
 
 
@@ -351,19 +369,19 @@ def _max_response_bytes(section: Mapping[str, Any]) -> int:
     return value
 
 
-def _max_retries(section: Mapping[str, Any]) -> int:
-    value = section.get("max_retries", 3)
+def _whole(section: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int]) -> int:
+    """A whole number setting within `bounds`, `default` when absent."""
+    value = section.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _error(
-            f"`{PATH}.max_retries` must be a whole number", "vision_config_type", "max_retries"
-        )
-    if not 0 <= value <= MAX_RETRIES_LIMIT:
-        raise _error(
-            f"`{PATH}.max_retries` must be between 0 and {MAX_RETRIES_LIMIT}",
-            "vision_config_value",
-            "max_retries",
-        )
+        raise _error(f"`{PATH}.{key}` must be a whole number", "vision_config_type", key)
+    low, high = bounds
+    if not low <= value <= high:
+        raise _error(f"`{PATH}.{key}` must be between {low} and {high}", "vision_config_value", key)
     return value
+
+
+def _max_retries(section: Mapping[str, Any]) -> int:
+    return _whole(section, "max_retries", 3, (0, MAX_RETRIES_LIMIT))
 
 
 def _extra_body(section: Mapping[str, Any]) -> Mapping[str, Any]:

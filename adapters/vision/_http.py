@@ -9,14 +9,21 @@ Every call is bounded whatever the server does: `timeout` bounds each network st
 between them), and `max_response_bytes` the body read (error bodies are read up to 64 KiB
 and only summarized). The exchange runs on a private event loop for the call, so the
 deadline can cancel a read in progress, which a blocking socket read cannot do.
+
+Images are fitted to what the backend reads before they are sent, by the same image stage as
+the native lane, with the backend's own budget and ceiling (`auxiliary.vision.max_image_bytes`,
+counted as base64 text, and `max_edge_px`): a 5K screenshot is not shipped whole to a model
+that downsizes it anyway, or to a server that refuses it. A backend that still rejects the size
+(http 413, or a 400 that says the image is too large) gets one more try, with the image halved
+on each side and a quarter of the bytes, within the same deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,10 +32,23 @@ from typing import Any, Final
 
 import httpx
 
+from ..images import ImageTarget, ProcessedImage, process_image
 from ._base import Description, VisionUnavailable, clip_text, one_line
-from ._http_wire import Answer, display_url, read_capped, retry_after, sendable_image, text_of
+from ._http_wire import Answer, display_url, read_capped, retry_after, text_of
 from ._redact import error_message, redact_key, short_reason, summarize_error
 
+DEFAULT_MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
+"""Base64 text per image sent to the backend (OpenAI-compatible servers take 5-20 MB)."""
+DEFAULT_MAX_EDGE_PX: Final = 2048
+"""Long-edge ceiling: vision models downscale past about 1.5-2K pixels anyway."""
+SENT_FORMATS: Final = ("image/png", "image/jpeg", "image/webp")
+"""The formats every supported server takes in a data URL (Ollama's layer only these)."""
+_MIN_RETRY_EDGE_PX: Final = 256
+_MIN_RETRY_BASE64: Final = 16 * 1024
+_SIZE_WORDS: Final = re.compile(
+    r"too (large|big)|exceed|(image|file|payload|request|body) size|dimension|resolution|pixels",
+    re.IGNORECASE,
+)
 MAX_RETRY_AFTER_S: Final = 30.0
 """Longest wait honoured from a `Retry-After` header or from backoff."""
 MAX_CHARS: Final = 8_000
@@ -50,6 +70,10 @@ QUESTION_PROMPT: Final = (
 def default_deadline(timeout: float) -> float:
     """The whole-call deadline when none is configured: twice the per-step timeout."""
     return 2.0 * timeout
+
+
+class _TooLarge(VisionUnavailable):
+    """The backend rejected the size of the image: worth one more try with a smaller one."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +110,8 @@ class OpenAICompatibleBackend:
         extra_body: Mapping[str, Any] | None = None,
         deadline: float | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+        max_edge_px: int = DEFAULT_MAX_EDGE_PX,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -95,6 +121,7 @@ class OpenAICompatibleBackend:
         self.timeout = timeout
         self.deadline = deadline if deadline is not None else default_deadline(timeout)
         self.max_response_bytes = max_response_bytes
+        self.image_target = ImageTarget(SENT_FORMATS, max_image_bytes, max_edge_px)
         self.max_retries = max(0, max_retries)
         self.backoff = max(0.0, backoff)
         self.extra_body = MappingProxyType(dict(extra_body or {}))
@@ -125,8 +152,8 @@ class OpenAICompatibleBackend:
         """The model's description of `image`, or its answer to `question` about it."""
         started = time.perf_counter()
         key = self._api_key()
-        body = self._request_body(image, media_type, question)
-        answer = asyncio.run(self._post_with_deadline(body, key))
+        prompt = QUESTION_PROMPT.format(question=question) if question else DESCRIBE_PROMPT
+        answer = asyncio.run(self._post_with_deadline(image, prompt, key))
         text = clip_text(redact_key(self._content_of(answer, key), key), MAX_CHARS)
         elapsed_ms = (time.perf_counter() - started) * 1000
         return Description(text=text, backend=self.name, cached=False, elapsed_ms=elapsed_ms)
@@ -142,10 +169,17 @@ class OpenAICompatibleBackend:
             )
         return key
 
-    def _request_body(self, image: bytes, media_type: str, question: str | None) -> dict[str, Any]:
-        prompt = QUESTION_PROMPT.format(question=question) if question else DESCRIBE_PROMPT
-        image, media_type = sendable_image(image, media_type)
-        data_url = f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
+    def _fitted(self, image: bytes, target: ImageTarget) -> ProcessedImage:
+        """`image` fitted to `target` by the image stage; raises when it cannot be sent."""
+        fitted = process_image(image, target)
+        if not isinstance(fitted, ProcessedImage):
+            raise VisionUnavailable(
+                f"the image could not be prepared for {self._endpoint}: {fitted.reason}"
+            )
+        return fitted
+
+    def _request_body(self, image: ProcessedImage, prompt: str) -> dict[str, Any]:
+        data_url = f"data:{image.media_type};base64,{image.base64}"
         content = [
             {"type": "text", "text": prompt},
             {"type": "image_url", "image_url": {"url": data_url}},
@@ -157,16 +191,36 @@ class OpenAICompatibleBackend:
             "messages": [{"role": "user", "content": content}],
         }
 
-    async def _post_with_deadline(self, body: dict[str, Any], key: str | None) -> Answer:
+    async def _post_with_deadline(self, image: bytes, prompt: str, key: str | None) -> Answer:
         attempts: list[int] = []
         try:
             async with asyncio.timeout(self.deadline):
-                return await self._post_with_retries(body, key, attempts)
+                return await self._post_fitted(image, prompt, key, attempts)
         except TimeoutError:
             raise VisionUnavailable(
                 f"{self._endpoint} did not finish within the {self.deadline:g}s deadline "
                 f"({_tries(len(attempts))}); raise `auxiliary.vision.deadline` or check the server"
             ) from None
+
+    async def _post_fitted(
+        self, image: bytes, prompt: str, key: str | None, attempts: list[int]
+    ) -> Answer:
+        """Send the image fitted to the backend's limits; once smaller if it rejects the size."""
+        fitted = await asyncio.to_thread(self._fitted, image, self.image_target)
+        try:
+            return await self._post_with_retries(self._request_body(fitted, prompt), key, attempts)
+        except _TooLarge as refused:
+            smaller = _smaller_target(fitted)
+            retry = await asyncio.to_thread(self._fitted, image, smaller)
+            try:
+                body = self._request_body(retry, prompt)
+                return await self._post_with_retries(body, key, attempts)
+            except _TooLarge as again:
+                raise VisionUnavailable(
+                    f"{again.reason}, at {fitted.width}x{fitted.height} and again at "
+                    f"{retry.width}x{retry.height}; lower `auxiliary.vision.max_edge_px` or "
+                    "`max_image_bytes`"
+                ) from refused
 
     async def _post_with_retries(
         self, body: dict[str, Any], key: str | None, attempts: list[int]
@@ -221,7 +275,10 @@ class OpenAICompatibleBackend:
         if answer.status == 429 or answer.status >= 500:
             return self._transient_status(answer, key)
         if answer.status >= 300:
-            raise VisionUnavailable(self._refusal(answer, key))
+            refusal = self._refusal(answer, key)
+            if answer.status == 413 or (answer.status == 400 and _SIZE_WORDS.search(refusal)):
+                raise _TooLarge(refusal)
+            raise VisionUnavailable(refusal)
         self._check_body(answer)
         return answer
 
@@ -324,3 +381,10 @@ class OpenAICompatibleBackend:
 
 def _tries(count: int) -> str:
     return f"{count} attempt{'s' if count != 1 else ''}"
+
+
+def _smaller_target(sent: ProcessedImage) -> ImageTarget:
+    """Half the long edge and a quarter of the bytes of what was sent (with floors)."""
+    edge = max(_MIN_RETRY_EDGE_PX, max(sent.width, sent.height) // 2)
+    budget = max(_MIN_RETRY_BASE64, len(sent.base64) // 4)
+    return ImageTarget(SENT_FORMATS, budget, edge)

@@ -68,8 +68,11 @@ class LoadedYaml:
         return self.locations.get((), Location(self.file, 1, 1))
 
 
-def read_source_file(path: str | Path, max_bytes: int | None = DEFAULT_LIMITS.max_bytes) -> str:
-    """The text of a policy, registry, catalog or config file; `PolicyError` if unreadable.
+def read_source_file(
+    path: str | Path, max_bytes: int | None = DEFAULT_LIMITS.max_bytes, *, kind: str = "file"
+) -> str:
+    """The text of a policy, registry, catalog or config file (`kind` names which, e.g.
+    `agent config`); `PolicyError` at the file's own location if unreadable.
 
     At most `max_bytes` are read: a larger file is refused without reading it whole."""
     try:
@@ -85,7 +88,8 @@ def read_source_file(path: str | Path, max_bytes: int | None = DEFAULT_LIMITS.ma
                 Diagnostic(
                     "unreadable-file",
                     "error",
-                    f"cannot read `{path}`: {reason}",
+                    f"cannot read the {kind} `{path}`: {reason[:1].lower()}{reason[1:]}",
+                    Location(str(path)),
                     help="check the path, and that the file is readable UTF-8 text",
                 )
             ]

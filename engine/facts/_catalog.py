@@ -106,7 +106,7 @@ class ModelCatalog:
     @classmethod
     def from_file(cls, path: str | Path) -> ModelCatalog:
         """Load any api.json-shaped file; raise `PolicyError` when it cannot be read or used."""
-        return cls.from_text(read_source_file(path), str(path))
+        return cls.from_text(read_source_file(path, kind="model catalog"), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<catalog>", label: str = "") -> ModelCatalog:

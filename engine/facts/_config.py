@@ -83,7 +83,7 @@ class AgentConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
-        return cls.from_text(read_source_file(path), str(path))
+        return cls.from_text(read_source_file(path, kind="agent config"), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<config>") -> AgentConfig:

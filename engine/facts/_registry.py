@@ -162,7 +162,7 @@ class ProviderRegistry:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ProviderRegistry:
-        return cls.from_text(read_source_file(path), str(path))
+        return cls.from_text(read_source_file(path, kind="provider registry"), str(path))
 
     @classmethod
     def from_text(cls, text: str, file: str = "<registry>") -> ProviderRegistry:

@@ -9,51 +9,19 @@ Here "more permissive" means pixels reach the model in more cells.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .._compile import CellVerdict
-from .._load import CompiledPolicy, bundled_policy_text, compile_policy_text, is_bundled_policy
+from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy
 from .._vocabulary import SOURCES, Cell, all_cells, format_cell
+from ._sources import SourceError, read_source
 
+__all__ = ["PolicyDiff", "SourceError", "diff_policies", "diff_sources", "read_source"]
 
-class SourceError(ValueError):
-    """A policy source that cannot be read: no such file, no git, or no such revision."""
-
-
-def read_source(spec: str) -> tuple[str, str]:
-    """(text, label) of a file, a `REV:PATH` git revision, or a bundled policy name."""
-    path = Path(spec)
-    if path.is_file():
-        try:
-            return path.read_text(encoding="utf-8"), spec
-        except (OSError, UnicodeDecodeError) as error:
-            raise SourceError(
-                f"cannot read `{spec}`: {getattr(error, 'strerror', None) or error}"
-            ) from error
-    if ":" in spec:
-        return _git_show(spec), spec
-    if is_bundled_policy(spec):
-        return bundled_policy_text(spec), f"policies/{spec}.yaml"
-    raise SourceError(f"`{spec}` is not a file, a bundled policy or a git revision (`REV:PATH`)")
-
-
-def _git_show(spec: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "show", spec], capture_output=True, text=True, encoding="utf-8", check=False
-        )
-    except FileNotFoundError as error:
-        raise SourceError(
-            f"`{spec}` looks like a git revision, but git is not installed"
-        ) from error
-    if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["unknown error"])[0]
-        raise SourceError(f"git cannot show `{spec}`: {reason}")
-    return done.stdout
+SCHEMA_VERSION = 1
+"""Of the `--json` output (`visiongate/schemas/diff.json`)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +90,8 @@ def settings_of(policy: Policy) -> dict[str, str]:
     for source, native in sorted(execution.native_by_source.items()):
         flat |= {f"execution.native.sources.{source}.{k}": str(v) for k, v in vars(native).items()}
     flat |= {f"execution.text.{source}": execution.text_action(source) for source in SOURCES}
+    for key in ("keep_recent_images", "max_calls_per_image"):
+        flat[f"execution.{key}"] = str(getattr(execution, key) or "unbounded")
     flat |= {f"sanitize.{k}": str(v) for k, v in vars(sanitize).items()}
     return flat
 
@@ -206,6 +176,7 @@ def render_json(diff: PolicyDiff) -> str:
         }
 
     document = {
+        "schema_version": SCHEMA_VERSION,
         "old": side(diff.old_label, diff.old),
         "new": side(diff.new_label, diff.new),
         "verdict": diff.verdict,

@@ -8,6 +8,31 @@ from .._load import CompiledPolicy
 from .._policy import Rule, unmet_fact
 from .._vocabulary import FACT_NAMES, FACTS, Cell, all_cells, cell_facts
 
+SCHEMA_VERSION = 1
+"""Of `explain --json` (`visiongate/schemas/explain.json`)."""
+
+
+def policy_summary(compiled: CompiledPolicy) -> dict[str, Any]:
+    """Which policy: name, version, content hash, file, hit policy and default lane."""
+    policy = compiled.policy
+    return {
+        "name": policy.name,
+        "version": policy.version,
+        "sha256": policy.sha256,
+        "path": policy.path,
+        "hit_policy": policy.hit_policy,
+        "default": policy.default,
+    }
+
+
+def table_document(compiled: CompiledPolicy) -> dict[str, Any]:
+    """`explain --json`: the policy, then every cell."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "policy": policy_summary(compiled),
+        "cells": table_records(compiled),
+    }
+
 
 def table_records(compiled: CompiledPolicy) -> list[dict[str, Any]]:
     """Every cell as `{facts..., lane, rule, matched}`."""
@@ -49,6 +74,20 @@ def first_failed_condition(rule: Rule, cell: Cell) -> str | None:
         return None
     wanted = "|".join(value for value in FACTS[fact] if value in rule.when[fact])
     return f"{fact} is `{cell[FACT_NAMES.index(fact)]}`, rule wants {wanted}"
+
+
+def cell_explanation(compiled: CompiledPolicy, cell: Cell) -> list[dict[str, Any]]:
+    """`explain_cell` as data: every rule, in order, with what it did for this cell."""
+    verdict = compiled.table[cell]
+    rows = []
+    for rule in compiled.policy.rules:
+        failed = first_failed_condition(rule, cell)
+        if failed is not None:
+            status = "no-match"
+        else:
+            status = "wins" if rule.id == verdict.rule else "matches"
+        rows.append({"rule": rule.id, "lane": rule.lane, "status": status, "why_not": failed})
+    return rows
 
 
 def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:

@@ -7,7 +7,10 @@ is collected only when it is a visiongate policy test:
 - it declares itself with the top-level key `visiongate: policy-test` (which no other
   format uses), or
 - it lies under a path listed in the ini option `visiongate_policy_tests`
-  (`[tool.pytest.ini_options]` in `pyproject.toml`, or `pytest.ini`).
+  (`[tool.pytest.ini_options]` in `pyproject.toml`, or `pytest.ini`), or
+- the project configuration's `tests` globs name it (`[tool.visiongate]` in
+  `pyproject.toml`, or `.visiongate.yaml`): the rule `visiongate test` follows, so both run
+  the same files.
 
 A test file that declares `coverage:` minimums also yields a `coverage` item that fails below
 them.
@@ -15,7 +18,6 @@ them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,8 @@ import pytest
 
 TEST_SUFFIXES = (".test.yaml", ".test.yml")
 INI_OPTION = "visiongate_policy_tests"
-# The declaration, as a top-level key at the start of a line: quoted or not, any spacing.
-_DECLARATION = re.compile(rb"^visiongate[ \t]*:[ \t]*['\"]?policy-test['\"]?[ \t]*(#.*)?$", re.M)
-_HEAD_BYTES = 65536
 _SESSION_KEY = pytest.StashKey[Any]()
+_PROJECT_KEY = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,28 +41,49 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    if file_path.name.endswith(TEST_SUFFIXES) and is_policy_test(file_path, parent.config):
+    if is_policy_test(file_path, parent.config):
         return PolicyTestFile.from_parent(parent, path=file_path)
     return None
 
 
 def declares_policy_test(file_path: Path) -> bool:
     """The file has the top-level key `visiongate: policy-test` (read from its head only)."""
-    try:
-        with file_path.open("rb") as stream:
-            head = stream.read(_HEAD_BYTES)
-    except OSError:
-        return False
-    return _DECLARATION.search(head) is not None
+    from visiongate.engine.tooling._discover import declares_policy_test as declares
+    from visiongate.engine.tooling._discover import read_head
+
+    head = read_head(file_path)
+    return head is not None and declares(head)
 
 
 def is_policy_test(file_path: Path, config: pytest.Config) -> bool:
-    """A `*.test.yaml` file that declares itself, or lies under a configured path."""
+    """A `*.test.yaml` file that declares itself or lies under a configured path, or a file
+    the project configuration's `tests` globs name."""
+    if file_path.suffix not in (".yaml", ".yml"):
+        return False
+    project = _project(config)
+    relative = project.relative(file_path)
+    if relative is not None and project.configured_test(relative):
+        return not project.excluded(relative)
+    if not file_path.name.endswith(TEST_SUFFIXES):
+        return False
     configured: list[Path] = config.getini(INI_OPTION)
     resolved = file_path.resolve()
     if any(resolved == root.resolve() or root.resolve() in resolved.parents for root in configured):
         return True
     return declares_policy_test(file_path)
+
+
+def _project(config: pytest.Config) -> Any:
+    """The project configuration around pytest's root directory (read once per session)."""
+    if _PROJECT_KEY not in config.stash:
+        from visiongate.engine import PolicyError
+        from visiongate.engine.tooling._project import find_project
+
+        try:
+            config.stash[_PROJECT_KEY] = find_project(config.rootpath)
+        except PolicyError as error:
+            raise pytest.UsageError(f"visiongate: {error.render()}") from None
+    return config.stash[_PROJECT_KEY]
 
 
 class PolicyCaseFailure(Exception):

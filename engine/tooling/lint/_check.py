@@ -8,33 +8,46 @@ Detection ends here; `_report` renders the result as text, JSON, GitHub or SARIF
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, PolicyError, Severity
 from ..._load import CompiledPolicy, analyze_policy_text
 from ..._yaml import LoadedYaml, load_yaml, read_source_file
-from ...facts._config import AgentConfig
+from .._discover import find_policies
+from .._project import Project, find_project
 from ._codes import lint_code
 from ._ignore import Suppressed, apply_ignores, parse_ignores
 from ._source import boolean_words, lint_settings, unquoted_version
 from ._table import table_diagnostics
 
-_POLICY_KEY = re.compile(r"^policy\s*:", re.MULTILINE)
-
 
 @dataclass(frozen=True)
 class LintOptions:
-    """What the command line adds to a policy's own `lint:` section."""
+    """What the command line and the project configuration add to a policy's `lint:` section.
+
+    Precedence, as in ruff and Regal: the command line, then the policy file's own `lint:`,
+    then the project configuration (`[tool.visiongate.lint]`), then each code's default."""
 
     severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """code -> error|warning|info|ignore; wins over the policy's `lint.severity`."""
     fail_level: str | None = None
-    """error|warning|info; None: the policy's `lint.fail_level` (default `error`)."""
+    """error|warning|info; None: the policy's `lint.fail_level`, else the project's, else
+    `error`."""
+    project_severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    project_fail_level: str | None = None
+
+    @classmethod
+    def for_project(
+        cls, project: Project, severity: Mapping[str, str], fail_level: str | None
+    ) -> LintOptions:
+        return cls(
+            MappingProxyType(dict(severity)), fail_level, project.severity, project.fail_level
+        )
 
 
 @dataclass(frozen=True)
@@ -91,7 +104,8 @@ def _findings(
 
 
 def _levels(compiled: CompiledPolicy | None, options: LintOptions) -> dict[str, str]:
-    configured = dict(compiled.policy.lint_severity) if compiled is not None else {}
+    configured = dict(options.project_severity)
+    configured.update(compiled.policy.lint_severity if compiled is not None else {})
     configured.update(options.severity)
     return {code: level for code, level in configured.items() if not lint_code(code).fixed}
 
@@ -125,17 +139,23 @@ def lint_text(text: str, file: str = "<policy>", options: LintOptions | None = N
     kept, suppressed, unused = apply_ignores(diagnostics, ignores, rule_lines)
     levels = _levels(compiled, options)
     final = _with_level(kept + problems + unused, levels)
-    fail_level = options.fail_level or (
-        compiled.policy.lint_fail_level if compiled is not None else "error"
-    )
+    fail_level = options.fail_level or _policy_fail_level(loaded.data)
+    fail_level = fail_level or options.project_fail_level or "error"
     return FileReport(file, tuple(sorted(final, key=_sort_key)), tuple(suppressed), fail_level)
+
+
+def _policy_fail_level(document: Any) -> str | None:
+    """The `lint.fail_level` the policy file sets itself, if it sets a valid one."""
+    lint = document.get("lint") if isinstance(document, dict) else None
+    level = lint.get("fail_level") if isinstance(lint, dict) else None
+    return level if level in ("error", "warning", "info") else None
 
 
 def lint_file(path: str | Path, options: LintOptions | None = None) -> FileReport:
     """Lint one policy file; an unreadable file is itself a finding."""
     shown = display_path(path)
     try:
-        text = read_source_file(path)  # bounded: a huge file is refused, never read whole
+        text = read_source_file(path, kind="policy")  # bounded: never a huge file read whole
     except PolicyError as error:
         found = tuple(
             replace(d, location=Location(shown, d.location.line, d.location.column))
@@ -148,6 +168,8 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileRepor
 def lint_config(path: str | Path, options: LintOptions | None = None) -> FileReport:
     """Lint an agent config: what the gate would fail closed on (errors) and near misses of
     the keys it reads (warnings). Never raises for a bad file."""
+    from ...facts._config import AgentConfig
+
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -165,62 +187,29 @@ def lint_config(path: str | Path, options: LintOptions | None = None) -> FileRep
     return FileReport(shown, tuple(sorted(found, key=_sort_key)), (), fail_level)
 
 
-def lint_paths(
-    paths: Sequence[str | Path], options: LintOptions | None = None, policies_only: bool = False
-) -> LintReport:
-    """Lint files and directories (no paths: the bundled policies).
-
-    With `policies_only`, named files that are not policy documents are skipped too, as
-    files in directories always are (for hooks that pass every changed YAML file).
-    """
-    files = policy_files(paths)
-    if policies_only:
-        files = [path for path in files if _looks_like_policy(path)]
+def lint_files(files: Sequence[str | Path], options: LintOptions | None = None) -> LintReport:
+    """Lint the files given, each as a policy."""
     return LintReport(tuple(lint_file(path, options) for path in files))
+
+
+def lint_paths(
+    paths: Sequence[str | Path],
+    options: LintOptions | None = None,
+    policies_only: bool = False,
+    project: Project | None = None,
+) -> LintReport:
+    """Lint files and directories (no paths: the project's policy files, as configured).
+
+    Directories are searched for files that read like policies (`_discover`); a named file
+    is always linted, except with `policies_only` (for hooks that pass every changed YAML
+    file), which skips named files that are not policy documents or that `exclude` names.
+    """
+    found = find_policies(project or find_project(), paths, policies_only=policies_only)
+    return lint_files(found.files, options)
 
 
 def bundled_policy_dir() -> Path:
     return Path(str(resources.files("visiongate.policies")))
-
-
-def policy_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The policy files named: files as given; directories searched for policy documents."""
-    targets = [Path(p) for p in paths] or [bundled_policy_dir()]
-    found: list[Path] = []
-    for target in targets:
-        found += _policies_in(target) if target.is_dir() else [target]
-    return found
-
-
-# Never searched: tool caches, virtual environments and installed packages.
-SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "__pycache__"})
-
-
-def searchable(path: Path, root: Path) -> bool:
-    """Whether a file found under `root` lies outside hidden and skipped directories."""
-    parts = path.relative_to(root).parts[:-1]
-    return not any(part.startswith(".") or part in SKIPPED_DIRECTORIES for part in parts)
-
-
-def _policies_in(directory: Path) -> list[Path]:
-    candidates = sorted(
-        p
-        for pattern in ("*.yaml", "*.yml")
-        for p in directory.rglob(pattern)
-        if p.is_file() and searchable(p, directory)
-    )
-    return [
-        p
-        for p in candidates
-        if not p.name.endswith((".test.yaml", ".test.yml")) and _looks_like_policy(p)
-    ]
-
-
-def _looks_like_policy(path: Path) -> bool:
-    try:
-        return _POLICY_KEY.search(path.read_text(encoding="utf-8")) is not None
-    except (OSError, UnicodeDecodeError):
-        return path.suffix in (".yaml", ".yml")  # let `lint_file` report it
 
 
 def display_path(path: str | Path) -> str:

@@ -1,7 +1,8 @@
-"""Presenters for lint findings: text, JSON, GitHub workflow commands and SARIF 2.1.0.
+"""Presenters for lint findings: text, JSON, GitHub workflow commands, SARIF 2.1.0, JUnit.
 
-Detection lives in `_lint`; these functions only render one `LintReport` (Cedar renders the
-same diagnostics as human, plain or JSON output; Regal adds `github` and `sarif`).
+Detection lives in `_check`; these functions only render one `LintReport` (Cedar renders the
+same diagnostics as human, plain or JSON output; Regal adds `github` and `sarif`; ruff
+`junit`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,20 @@ from urllib.parse import quote
 
 from visiongate import __version__
 
-from ..._diagnostics import Diagnostic
-from ._check import LintReport
+from ..._diagnostics import SEVERITY_RANK, Diagnostic
+from .._junit import Case, Problem, Suite, render_junit
+from ._check import FileReport, LintReport
 from ._codes import LINT_CODES, docs_path, lint_code
 from ._ignore import Suppressed
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 TOOL_NAME = "visiongate"
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = ("text", "json", "github", "sarif", "junit")
+SCHEMA_VERSION = 1
+"""Of the `--format json` output (`visiongate/schemas/lint-report.json`)."""
+FMT_FIXES = frozenset({"yaml-boolean-word", "unquoted-version"})
+"""Codes whose finding `visiongate fmt` rewrites away."""
 
 
 def _summary_line(report: LintReport) -> str:
@@ -35,10 +41,24 @@ def _summary_line(report: LintReport) -> str:
     return line
 
 
+def _fmt_line(report: LintReport) -> list[str]:
+    files = sorted({d.location.file for d in report.diagnostics if d.code in FMT_FIXES})
+    if not files:
+        return []
+    return [
+        f"`visiongate fmt {' '.join(files)}` rewrites the yaml-boolean-word and "
+        "unquoted-version findings"
+    ]
+
+
 def render_text(report: LintReport) -> str:
-    """The human format: one block per finding (`file:line:col: level[code]: message`)."""
-    blocks = [diagnostic.render() for diagnostic in report.diagnostics]
-    return "\n".join([*blocks, _summary_line(report)])
+    """The human format: one block per finding (`file:line:col: level[code]: message`), each
+    naming the command that shows its documentation page."""
+    blocks = [
+        f"{diagnostic.render()}\n  rule: `visiongate rule {diagnostic.code}`"
+        for diagnostic in report.diagnostics
+    ]
+    return "\n".join([*blocks, _summary_line(report), *_fmt_line(report)])
 
 
 def _suppressed_dict(item: Suppressed) -> dict[str, object]:
@@ -52,7 +72,7 @@ def _suppressed_dict(item: Suppressed) -> dict[str, object]:
 def render_json(report: LintReport) -> str:
     """One JSON document: every finding, the exempted ones apart, counts and the verdict."""
     document = {
-        "version": 1,
+        "schema_version": SCHEMA_VERSION,
         "failed": report.failed,
         "summary": report.counts(),
         "files": [
@@ -199,6 +219,7 @@ def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
                 "tool": {
                     "driver": {
                         "name": TOOL_NAME,
+                        "version": __version__,
                         "semanticVersion": __version__,
                         "rules": [_rule_descriptor(code, docs_url) for code in used],
                     }
@@ -211,9 +232,39 @@ def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
     return json.dumps(log, indent=2)
 
 
+def _junit_case(item: FileReport, diagnostic: Diagnostic) -> Case:
+    location = diagnostic.location
+    details = diagnostic.render() + f"\n  rule: `visiongate rule {diagnostic.code}`"
+    return Case(
+        f"{diagnostic.code} at {location.line}:{location.column}",
+        item.file,
+        item.file,
+        location.line,
+        failure=Problem(diagnostic.code, diagnostic.message, details),
+    )
+
+
+def _junit_suite(item: FileReport) -> Suite:
+    threshold = SEVERITY_RANK[item.fail_level]
+    failing = [d for d in item.diagnostics if SEVERITY_RANK[d.severity] >= threshold]
+    others = [d for d in item.diagnostics if SEVERITY_RANK[d.severity] < threshold]
+    cases = [_junit_case(item, diagnostic) for diagnostic in failing]
+    if not failing:
+        output = "\n".join(d.render() for d in others)
+        cases.append(Case("lint", item.file, item.file, output=output))
+    return Suite(item.file, tuple(cases))
+
+
+def render_junit_report(report: LintReport) -> str:
+    """JUnit XML: a suite per file, a failing case per finding at or above the fail level
+    (findings below it are the `system-out` of the file's passing case)."""
+    return render_junit("visiongate lint", [_junit_suite(item) for item in report.files])
+
+
 RENDERERS: dict[str, Callable[[LintReport], str]] = {
     "text": render_text,
     "json": render_json,
     "github": render_github,
     "sarif": render_sarif,
+    "junit": render_junit_report,
 }

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..._diagnostics import Diagnostic
-from ..._policy_schema import LINT_LEVELS
-from ..._validate import did_you_mean
 from ..._yaml import LoadedYaml
 from ._codes import LINT_CODES, lint_code
+
+# As `_policy_schema.LINT_LEVELS`; not imported from there, which would import cerberus.
+LINT_LEVELS = ("error", "warning", "info", "ignore")
+
+
+def did_you_mean(word: object, choices: Sequence[str]) -> str:
+    """`_validate.did_you_mean`, imported on this (error) path only: it imports cerberus."""
+    from ..._validate import did_you_mean as suggest
+
+    return suggest(word, list(choices))
 
 
 def boolean_words(loaded: LoadedYaml, reported: Sequence[Diagnostic]) -> list[Diagnostic]:
@@ -26,7 +34,8 @@ def boolean_words(loaded: LoadedYaml, reported: Sequence[Diagnostic]) -> list[Di
                 f"`{word}` is read by YAML as the boolean `{value}`",
                 loaded.location(path),
                 path,
-                help=f"write `{value}`: the same word quoted elsewhere would be a string",
+                help=f"write `{value}` (`visiongate fmt` does): the same word quoted elsewhere "
+                "would be a string",
             )
         )
     return found
@@ -46,7 +55,8 @@ def unquoted_version(loaded: LoadedYaml) -> list[Diagnostic]:
             f"`version` is read as the number `{value}`, not as the text written",
             loaded.location(("version",)),
             ("version",),
-            help='quote it, e.g. `version: "1.10"` (unquoted, YAML reads 1.10 as 1.1)',
+            help='quote it, e.g. `version: "1.10"` (unquoted, YAML reads 1.10 as 1.1); '
+            "`visiongate fmt` does",
         )
     ]
 

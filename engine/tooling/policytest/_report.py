@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..._vocabulary import CELL_COUNT, all_cells, format_cell
-from ..lint._check import bundled_policy_dir, display_path, searchable
-from ._load import load_test_file
+from .._discover import find_tests
+from .._project import Project, find_project
+from ..lint._check import display_path
+from ._load import TestFile, load_test_file
 from ._run import (
     CaseOutcome,
     Coverage,
@@ -21,24 +24,8 @@ from ._run import (
     run_test_file,
 )
 
-TEST_SUFFIXES = (".test.yaml", ".test.yml")
-
-
-def find_test_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Test files named or found in directories (no paths: next to the bundled policies)."""
-    targets = [Path(p) for p in paths] or [bundled_policy_dir()]
-    found: list[Path] = []
-    for target in targets:
-        if target.is_dir():
-            found += sorted(
-                p
-                for suffix in TEST_SUFFIXES
-                for p in target.rglob(f"*{suffix}")
-                if p.is_file() and searchable(p, target)
-            )
-        else:
-            found.append(target)
-    return found
+SCHEMA_VERSION = 1
+"""Of the `--json` output (`visiongate/schemas/test-report.json`)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +38,8 @@ class TestRun:
     coverage: tuple[Coverage, ...]
     min_rules: float | None = None
     min_cells: float | None = None
+    selected: str | None = None
+    """The `--run` pattern, when only the cases it matches ran."""
 
     @property
     def outcomes(self) -> tuple[CaseOutcome, ...]:
@@ -72,7 +61,8 @@ class TestRun:
         per_policy = [
             p for c in self.coverage for p in coverage_problems(c, self.min_rules, self.min_cells)
         ]
-        per_file = [p for f in self.files for p in f.coverage_problems]
+        # A file's own minimums are about all of its cases, not a `--run` subset of them.
+        per_file = [] if self.selected else [p for f in self.files for p in f.coverage_problems]
         return tuple(dict.fromkeys(per_policy + per_file))
 
     @property
@@ -87,15 +77,43 @@ class TestRun:
 
 
 def run_tests(
-    paths: Sequence[str | Path], min_rules: float | None = None, min_cells: float | None = None
+    paths: Sequence[str | Path],
+    min_rules: float | None = None,
+    min_cells: float | None = None,
+    *,
+    project: Project | None = None,
+    select: str | None = None,
 ) -> TestRun:
-    """Run the test files named (or found); caches are shared across files."""
+    """Run the test files named (or found: no paths, the project's); see `run_test_files`."""
+    found = find_tests(project or find_project(), paths)
+    return run_test_files(found.files, min_rules, min_cells, select=select)
+
+
+def run_test_files(
+    files: Sequence[Path],
+    min_rules: float | None = None,
+    min_cells: float | None = None,
+    *,
+    select: str | None = None,
+) -> TestRun:
+    """Run test files; caches are shared across files. With `select` (a regular expression),
+    only cases whose name it matches run, and files left with no case are dropped."""
     session = Session()
-    files = tuple(
-        run_test_file(load_test_file(path, display_path(path)), session)
-        for path in find_test_files(paths)
-    )
-    return TestRun(files, tuple(merge_coverage(files)), min_rules, min_cells)
+    pattern = re.compile(select) if select else None
+    outcomes = []
+    for path in files:
+        test_file = _selected(load_test_file(path, display_path(path)), pattern)
+        if test_file is not None:
+            outcomes.append(run_test_file(test_file, session))
+    files_run = tuple(outcomes)
+    return TestRun(files_run, tuple(merge_coverage(files_run)), min_rules, min_cells, select)
+
+
+def _selected(test_file: TestFile, pattern: re.Pattern[str] | None) -> TestFile | None:
+    if pattern is None or test_file.diagnostics:
+        return test_file  # a file that cannot be read is reported whatever was selected
+    cases = tuple(case for case in test_file.cases if pattern.search(case.name))
+    return replace(test_file, cases=cases) if cases else None
 
 
 def _case_lines(outcome: CaseOutcome) -> list[str]:
@@ -107,13 +125,16 @@ def _case_lines(outcome: CaseOutcome) -> list[str]:
     return [f"{head}  [{case.location}]", *(f"        {problem}" for problem in outcome.problems)]
 
 
-def _file_lines(outcome: FileOutcome) -> list[str]:
+def _file_lines(outcome: FileOutcome, verbose: bool) -> list[str]:
+    shown = [o for o in outcome.outcomes if verbose or o.status != "pass"]
+    if not (verbose or shown or outcome.test_file.diagnostics or outcome.policy_error):
+        return []
     lines = [outcome.test_file.shown]
     lines += [f"  {d.render()}" for d in outcome.test_file.diagnostics]
     if outcome.policy_error:
         lines.append("  ERROR the policy cannot be loaded:")
         lines += [f"    {d.render()}" for d in outcome.policy_error]
-    for case_outcome in outcome.outcomes:
+    for case_outcome in shown:
         lines += _case_lines(case_outcome)
     return lines
 
@@ -134,8 +155,9 @@ def _coverage_line(coverage: Coverage) -> str:
     return line
 
 
-def render_text(run: TestRun) -> str:
-    lines = [line for outcome in run.files for line in _file_lines(outcome)]
+def render_text(run: TestRun, verbose: bool = False) -> str:
+    """Failures, coverage and a summary; with `verbose`, every case that passed too."""
+    lines = [line for outcome in run.files for line in _file_lines(outcome, verbose)]
     if run.coverage:
         lines.append("coverage")
         lines += [_coverage_line(coverage) for coverage in run.coverage]
@@ -146,6 +168,8 @@ def render_text(run: TestRun) -> str:
     )
     if problems:
         summary += f", {problems} file(s) could not run"
+    if run.selected:
+        summary += f" (cases matching `{run.selected}`; file coverage minimums not checked)"
     lines.append(f"{summary} in {len(run.files)} file(s)")
     return "\n".join(lines)
 
@@ -163,8 +187,9 @@ def _outcome_dict(outcome: CaseOutcome) -> dict[str, Any]:
 
 def render_json(run: TestRun) -> str:
     document = {
-        "version": 1,
+        "schema_version": SCHEMA_VERSION,
         "ok": run.ok,
+        "selected": run.selected,
         "summary": {s: run.count(s) for s in ("pass", "fail", "error")},
         "files": [
             {

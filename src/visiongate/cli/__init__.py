@@ -1,7 +1,12 @@
 """The `visiongate` command: a thin dispatcher; each command is its own small module.
 
-A command module has `HELP` (one line), `configure(parser)` and `run(args) -> int`.
-Modules are imported only when their command runs, so `visiongate decide` stays quick.
+A command module has `configure(parser)` and `run(args) -> int`. Its one-line help lives in
+`COMMANDS` here, so `visiongate --help` imports no command module, and `visiongate CMD`
+imports only the module of CMD (which imports what it needs inside `run`): pre-commit hooks
+and CI start the command once per call, and every import is paid on every call.
+
+Every command follows one table of exit codes (`EXIT_CODES`), writes usage errors to standard
+error, and ends quietly when the reader of its output goes away (`| head -1`): see `_stdout`.
 """
 
 from __future__ import annotations
@@ -9,24 +14,72 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
-# name -> module; the order is the order of `visiongate --help`.
-COMMANDS: dict[str, str] = {
-    "demo": "visiongate.cli.demo",
-    "decide": "visiongate.cli.decide",
-    "explain": "visiongate.cli.explain",
-    "lint": "visiongate.cli.lint",
-    "test": "visiongate.cli.test",
-    "docs": "visiongate.cli.docs",
-    "diff": "visiongate.cli.diff",
-    "audit": "visiongate.cli.audit",
-    "route": "visiongate.cli.route",
-    "mcp": "visiongate.cli.mcp",
-    "registry": "visiongate.cli.registry",
-    "routes": "visiongate.cli.routes",
-    "probe": "visiongate.cli.probe",
+# name -> (module, one-line help); the order is the order of `visiongate --help`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "visiongate.cli.demo",
+        "run the whole mission end to end, offline: real MCP server, gate, images, OCR, payloads",
+    ),
+    "decide": (
+        "visiongate.cli.decide",
+        "decide the lane for a provider and model (or for facts given directly)",
+    ),
+    "explain": (
+        "visiongate.cli.policy.explain",
+        "print the whole decision table of a policy (every cell, its lane and rule)",
+    ),
+    "lint": (
+        "visiongate.cli.policy.lint",
+        "check policy files: load errors plus exact gap/overlap/shadowing/... checks",
+    ),
+    "fmt": (
+        "visiongate.cli.policy.fmt",
+        "format policy and policy test files in one canonical layout, keeping comments",
+    ),
+    "test": (
+        "visiongate.cli.policy.test",
+        "run policy test files (*.test.yaml) and report rule and cell coverage",
+    ),
+    "docs": (
+        "visiongate.cli.policy.docs",
+        "generate one Markdown page per policy (--check: fail if a page is stale)",
+    ),
+    "diff": (
+        "visiongate.cli.policy.diff",
+        "compare two policy versions cell by cell (exit 1 when any lane changes)",
+    ),
+    "rule": (
+        "visiongate.cli.policy.rule",
+        "show the documentation page of a lint code (no code: list every code)",
+    ),
+    "audit": (
+        "visiongate.cli.audit",
+        "summarize decision traces for auditors, or explain one decision (--decision ID)",
+    ),
+    "route": (
+        "visiongate.cli.route",
+        "route a tool result given as files and print the provider payload and decision record",
+    ),
+    "mcp": ("visiongate.cli.mcp", "call a tool on an MCP server over stdio and route its result"),
+    "registry": (
+        "visiongate.cli.registry",
+        "show a provider's route verdicts with their evidence, or the route of one model",
+    ),
+    "routes": (
+        "visiongate.cli.routes",
+        "list or forget routes learned at run time (report_refusal) or settled by `probe --save`",
+    ),
+    "probe": (
+        "visiongate.cli.probe",
+        "send one real tool call with an image of a code and see whether the model reads it",
+    ),
+    "version": (
+        "visiongate.cli.version",
+        "print the package, policy language and JSON schema versions",
+    ),
 }
 
 EXIT_OK = 0
@@ -34,47 +87,112 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INVALID_POLICY = 3
 
+EXIT_CODES = """\
+exit codes (every command):
+  0  ok
+  1  findings: lint or test failures, lane changes (diff), audit findings, an inconclusive
+     probe, files fmt --check would change, stale pages (docs --check)
+  2  usage or input error: a bad flag, a missing or unreadable input file, an output that
+     cannot be written, no policy or test file found
+  3  a policy or configuration that fails to load (lint reports a policy's load errors as
+     findings, 1; `lint --config` exits 3 on an agent config the gate fails closed on)"""
+
 
 class CommandModule(Protocol):
-    HELP: str
-
     def configure(self, parser: argparse.ArgumentParser) -> None: ...
 
     def run(self, args: argparse.Namespace) -> int: ...
 
 
 def _load(name: str) -> CommandModule:
-    return cast(CommandModule, importlib.import_module(COMMANDS[name]))
+    return cast(CommandModule, importlib.import_module(COMMANDS[name][0]))
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with `only`, just that command's module is imported."""
+    """The argument parser; only the module of `only` (if any) is imported."""
     parser = argparse.ArgumentParser(
         prog="visiongate",
         description="Route tool-produced images to the model as pixels or as text, by policy.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="store_true", help="print the versions and exit (as `version`)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        if only is not None and name != only:
-            commands.add_parser(name, add_help=False)
+    for name, (_module, summary) in COMMANDS.items():
+        if name != only:
+            commands.add_parser(name, help=summary, add_help=False)
             continue
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module = _load(name)
-        sub = commands.add_parser(name, help=module.HELP, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(handler=module.run)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
+def _unknown_command(arguments: list[str]) -> str | None:
+    """The first word when it is not a command (argparse would list all of them)."""
     first = next((a for a in arguments if not a.startswith("-")), None)
-    parser = build_parser(only=first if first in COMMANDS else None)
-    args = parser.parse_args(arguments)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
+    if first is None or first in COMMANDS:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(first, list(COMMANDS), n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`?" if close else "see `visiongate --help`"
+    return f"visiongate: error: unknown command `{first}`: {hint}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code (see `EXIT_CODES`)."""
+    from visiongate.cli._stdout import guarded_stdout
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    with guarded_stdout() as outcome:
+        try:
+            outcome.code = _dispatch(arguments)
+        except ImportError as error:
+            # `mcp call` and `demo` need the MCP SDK (the `mcp` extra): say so in one line.
+            message = _missing_sdk(error)
+            if message is None:
+                raise
+            print(f"visiongate: {message}", file=sys.stderr)
+            outcome.code = EXIT_USAGE
+    return outcome.code
+
+
+def _missing_sdk(error: ImportError) -> str | None:
+    from visiongate.adapters.mcp._sdk import missing_sdk_message
+
+    return missing_sdk_message(error)
+
+
+def _dispatch(arguments: list[str]) -> int:
+    problem = _unknown_command(arguments)
+    if problem is not None:
+        print(problem, file=sys.stderr)
         return EXIT_USAGE
-    return int(handler(args))
+    first = next((a for a in arguments if not a.startswith("-")), None)
+    parser = build_parser(only=first)
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as done:  # argparse: --help (0) or a usage error (2), already printed
+        return done.code if isinstance(done.code, int) else EXIT_USAGE
+    if args.version:
+        return _load("version").run(argparse.Namespace(json=False))
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    from visiongate.cli._common import run_command
+
+    return run_command(handler, args)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,51 @@
-"""Helpers shared by the CLI commands: loading a gate and reporting errors the same way."""
+"""What every command shares: exit codes, error lines, input files, outputs, JSON.
+
+Conventions (see `visiongate.cli.EXIT_CODES`): a usage or input error is one line on standard
+error, Cedar style (`visiongate CMD: error: cannot read the agent config `x`: no such file or
+directory`), and exit 2; a policy or configuration that fails to load is its diagnostics on
+standard error and exit 3; with `--json`, standard output is exactly one JSON document.
+Nothing here imports the engine at module level: `--help` must stay quick.
+
+A command adopts the conventions by raising `UsageError` for bad usage or input (one line on
+stderr, exit 2), returning `guarded(...)`'s code for a policy or configuration that fails to
+load, checking input files with `check_input_file`, writing outputs with `write_output` or
+`output_directory`, and printing `--json` documents with `print_json`. A reader that goes
+away and a closed standard output are handled for every command by `visiongate.cli.main`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
-from visiongate.engine import PolicyError
+
+if TYPE_CHECKING:
+    from visiongate.engine import PolicyError
 
 T = TypeVar("T")
+
+
+class UsageError(Exception):
+    """Bad usage or input: reported as one line, exit 2."""
+
+
+def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command's `run`, turning a `UsageError` into its one line and exit 2."""
+    try:
+        return int(handler(args))
+    except UsageError as error:
+        fail(args.command, str(error))
+        return EXIT_USAGE
+
+
+def fail(command: str, message: str) -> None:
+    """Print one error line on standard error."""
+    print(f"visiongate {command}: error: {message}", file=sys.stderr)
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,13 +55,96 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", help="provider registry YAML (default: bundled)")
 
 
+def policy_exit_code(error: PolicyError) -> int:
+    """3 for a policy or config that fails to load; 2 when the only problem is a file that
+    cannot be read at all (a missing input is a usage error, not an invalid policy)."""
+    errors = [d for d in error.diagnostics if d.severity == "error"]
+    unreadable = errors and all(d.code == "unreadable-file" for d in errors)
+    return EXIT_USAGE if unreadable else EXIT_INVALID_POLICY
+
+
 def guarded(action: Callable[[], T]) -> T | int:
-    """Run `action`; print a policy error (exit 3) or a bad input error (exit 2) cleanly."""
+    """Run `action`; print a policy error (exit 3, or 2 for an unreadable file) or a bad
+    input error (exit 2) cleanly."""
+    from visiongate.engine import PolicyError
+
     try:
         return action()
     except PolicyError as error:
         print(error.render(), file=sys.stderr)
-        return EXIT_INVALID_POLICY
+        return policy_exit_code(error)
     except (ValueError, OSError) as error:
         print(f"visiongate: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def reason(error: OSError | UnicodeDecodeError) -> str:
+    """Why a file operation failed, in lower case (`no such file or directory`)."""
+    text = getattr(error, "strerror", None) or (
+        "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error)
+    )
+    return text[:1].lower() + text[1:]
+
+
+def check_input_file(path: str | None, kind: str) -> None:
+    """Raise `UsageError` naming the file and its kind when `path` cannot be read."""
+    if path is None:
+        return
+    candidate = Path(path)
+    if candidate.is_dir():
+        raise UsageError(f"cannot read the {kind} `{path}`: it is a directory")
+    try:
+        with candidate.open("rb"):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot read the {kind} `{path}`: {reason(error)}") from None
+
+
+def check_gate_inputs(args: argparse.Namespace) -> None:
+    """The files behind `--config`, `--catalog` and `--registry`, and the `--policy` name."""
+    check_input_file(getattr(args, "config", None), "agent config")
+    check_input_file(getattr(args, "catalog", None), "model catalog")
+    check_input_file(getattr(args, "registry", None), "provider registry")
+    if getattr(args, "policy", None) is not None:
+        args.policy = policy_reference(args.policy)
+
+
+def policy_reference(spec: str) -> str:
+    """A policy file or a bundled policy name, else `UsageError` with a did-you-mean."""
+    from visiongate.engine.tooling._sources import SourceError, check_policy_reference
+
+    try:
+        return check_policy_reference(spec)
+    except SourceError as error:
+        raise UsageError(str(error)) from None
+
+
+def write_output(path: str | Path, text: str) -> None:
+    """Write an output file; a directory, a missing folder or no permission is a `UsageError`."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"cannot write `{path}`: it is a directory")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write `{path}`: {reason(error)}") from None
+
+
+def output_directory(path: str | Path) -> Path:
+    """A directory to write into, created if missing; a file in the way is a `UsageError`."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"`{path}` is a file, not a directory")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        probe = target / ".visiongate-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"cannot write in the directory `{path}`: {reason(error)}") from None
+    return target
+
+
+def print_json(document: Any) -> None:
+    """One JSON document on standard output."""
+    print(json.dumps(document, indent=2, ensure_ascii=False))

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
+from visiongate.cli._common import UsageError, write_output
 from visiongate.engine import PolicyError, load_policy
 from visiongate.engine.tooling.audit._aggregate import Query
 from visiongate.engine.tooling.audit._explain import explain_record
@@ -85,14 +86,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.decision:
         if args.html:
-            print(
-                "visiongate audit: error: --html reports a summary, not --decision", file=sys.stderr
-            )
-            return EXIT_USAGE
+            raise UsageError("--html reports a summary; it cannot be used with --decision")
         return _explain(inputs, args.decision, query, args.policy)
     result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
-    if args.html and not _write_report(result, args.html):
-        return EXIT_USAGE
+    if args.html:
+        _write_report(result, args.html)
     _print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
@@ -101,17 +99,11 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if result.findings else EXIT_OK
 
 
-def _write_report(result: AuditResult, target: str) -> bool:
+def _write_report(result: AuditResult, target: str) -> None:
     from visiongate.engine.tooling.pictures import render_audit_report
 
-    try:
-        Path(target).write_text(render_audit_report(result), encoding="utf-8")
-    except OSError as error:
-        reason = error.strerror or str(error)
-        print(f"visiongate audit: error: cannot write `{target}`: {reason}", file=sys.stderr)
-        return False
+    write_output(target, render_audit_report(result))
     print(f"visiongate audit: report written to {target}", file=sys.stderr)
-    return True
 
 
 def _cores() -> int:

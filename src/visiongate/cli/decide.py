@@ -3,66 +3,83 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import TYPE_CHECKING, Any
 
-from visiongate.cli import EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, guarded
-from visiongate.engine import Decision, Gate
-from visiongate.engine._vocabulary import FACT_NAMES
-from visiongate.engine.tooling._explain import explain_cell
+from visiongate.cli import EXIT_INVALID_POLICY, EXIT_OK
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    guarded,
+    print_json,
+)
 
-HELP = "decide the lane for a provider and model (or for facts given directly)"
+if TYPE_CHECKING:
+    from visiongate.engine import Decision, Gate
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provider", help="provider id, e.g. `anthropic`, `openrouter`")
     parser.add_argument("--model", help="model id, e.g. `claude-sonnet-4-5`")
     parser.add_argument(
-        "--facts", help="facts given directly: `mode=auto,catalog=vision,aux=unset,path=accepts`"
+        "--facts",
+        nargs="+",
+        metavar="FACT=VALUE",
+        help="the four facts given directly, as in test files: "
+        "`mode=auto catalog=vision aux=unset path=accepts` (or comma separated)",
     )
     add_gate_arguments(parser)
-    parser.add_argument("--json", action="store_true", help="print the decision record as JSON")
     parser.add_argument(
-        "--explain", action="store_true", help="also show every rule and why it matched or not"
+        "--json", action="store_true", help="print the decision record as one JSON document"
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show every rule and why it matched or not (inside the JSON with --json)",
     )
 
 
-def parse_facts(text: str) -> dict[str, str]:
-    """`mode=auto,catalog=vision,...` into a mapping; every fact must be given exactly once."""
-    facts: dict[str, str] = {}
-    for part in filter(None, (piece.strip() for piece in text.split(","))):
-        name, separator, value = part.partition("=")
-        if not separator or name.strip() not in FACT_NAMES:
-            raise ValueError(
-                f"`{part}` is not `fact=value` with a fact among {', '.join(FACT_NAMES)}"
-            )
-        facts[name.strip()] = value.strip()
-    missing = [name for name in FACT_NAMES if name not in facts]
-    if missing:
-        raise ValueError(f"missing fact(s): {', '.join(missing)}")
-    return facts
+def _check_usage(args: argparse.Namespace) -> None:
+    if args.facts and (args.provider or args.model):
+        raise UsageError("give either --provider and --model, or --facts, not both")
+    if not args.facts and not (args.provider and args.model):
+        given = "--provider" if args.provider else "--model" if args.model else None
+        if given:
+            raise UsageError("--provider and --model go together")
+        raise UsageError("give --provider and --model, or --facts")
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.facts) == bool(args.provider or args.model):
-        print("visiongate decide: give either --provider and --model, or --facts")
-        return EXIT_USAGE
-    if not args.facts and not (args.provider and args.model):
-        print("visiongate decide: --provider and --model go together")
-        return EXIT_USAGE
+    _check_usage(args)
+    check_gate_inputs(args)
     result = guarded(lambda: _decide(args))
     if isinstance(result, int):
         return result
     gate, decision = result
     if args.json:
-        print(json.dumps(decision.record(), indent=2, ensure_ascii=False))
+        print_json(decision_document(gate, decision, args.explain))
     else:
         print(render_decision(decision))
-    if args.explain:
-        print()
-        print(explain_cell(gate.compiled, decision.cell))
+        if args.explain:
+            from visiongate.engine.tooling._explain import explain_cell
+
+            print()
+            print(explain_cell(gate.compiled, decision.cell))
     return _config_errors(gate)
+
+
+def decision_document(gate: Gate, decision: Decision, explain: bool) -> dict[str, Any]:
+    """The decision record; `provider` and `model` are always there (null for given facts),
+    and with `explain` the rules' verdicts for the cell are in `explanation`."""
+    record = decision.record()
+    record.setdefault("provider", None)
+    record.setdefault("model", None)
+    if explain:
+        from visiongate.engine.tooling._explain import cell_explanation
+
+        record["explanation"] = cell_explanation(gate.compiled, decision.cell)
+    return record
 
 
 def _config_errors(gate: Gate) -> int:
@@ -74,11 +91,18 @@ def _config_errors(gate: Gate) -> int:
 
 
 def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
-    gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
     if args.facts:
-        facts = parse_facts(args.facts)
-        cell = (facts["mode"], facts["catalog"], facts["aux"], facts["path"])
+        from visiongate.engine.tooling._decide import facts_gate, parse_cell
+
+        try:
+            cell = parse_cell(" ".join(args.facts))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        gate = facts_gate(args.policy, args.config, args.catalog, args.registry)
         return gate, gate.decide_facts(*cell)
+    from visiongate.engine import Gate
+
+    gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
     return gate, gate.decide(args.provider, args.model)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from visiongate.cli import EXIT_OK, EXIT_USAGE
+from visiongate.cli._common import output_directory
 from visiongate.cli._signals import Interrupted, run_until_signal
 
 HELP = "run the whole mission end to end, offline: real MCP server, gate, images, OCR, payloads"
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from visiongate.adapters.mcp._session import McpLimits
 
+    output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
     out = Path(args.out).resolve()
     print("visiongate demo: one gate decides for every image source (bundled policy, catalog,")
     print("provider registry; local OCR as the auxiliary vision backend; no network)\n")

@@ -27,7 +27,7 @@ from visiongate.adapters.mcp._session import (
     ServerError,
 )
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, guarded
+from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded
 from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
@@ -93,12 +93,16 @@ def _positive_seconds(text: str) -> float:
 def run(args: argparse.Namespace) -> int:
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if not command:
-        print("visiongate mcp call: give the server command after `--`")
+        print("visiongate mcp call: error: give the server command after `--`", file=sys.stderr)
         return EXIT_USAGE
     arguments = parse_arguments(args.args)
     if arguments is None:
-        print(f"visiongate mcp call: --args must be a JSON object, not `{args.args}`")
+        print(
+            f"visiongate mcp call: error: --args must be a JSON object, not `{args.args}`",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
+    check_gate_inputs(args)
     try:
         outcome = guarded(lambda: _call(args, command, arguments))
     except Interrupted as stopped:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+from typing import TYPE_CHECKING
 
-from visiongate.adapters.probe import PROBE_APIS, ProbeResult, plan_probe, probe_route
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import guarded
-from visiongate.engine import Gate
-from visiongate.engine.facts._routes import LearnedRoute
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli._common import UsageError, check_input_file, guarded, print_json
 
-HELP = "send one real tool call with an image of a code and see whether the model reads it"
+if TYPE_CHECKING:
+    from visiongate.adapters.probe import ProbeResult
+    from visiongate.engine import Gate
+
+SCHEMA_VERSION = 1
+# As `adapters.probe.PROBE_APIS`, written out so that `probe --help` imports no adapter.
+PROBE_APIS = ("anthropic", "openai-responses", "openai-chat", "gemini")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +44,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from visiongate.adapters.probe import plan_probe, probe_route
+    from visiongate.engine import Gate
+
+    check_input_file(args.config, "agent config")
+    check_input_file(args.registry, "provider registry")
     gate = guarded(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )
@@ -59,14 +66,15 @@ def run(args: argparse.Namespace) -> int:
         )
         result = probe_route(target)
     except ValueError as error:
-        print(f"visiongate probe: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     saved = _save(gate, target.route.provider, args.model, result) if args.save else None
     _print(args, target.route.provider, result, saved)
     return EXIT_FINDINGS if result.verdict == "inconclusive" else EXIT_OK
 
 
 def _save(gate: Gate, provider: str, model: str, result: ProbeResult) -> str:
+    from visiongate.engine.facts._routes import LearnedRoute
+
     if result.verdict == "inconclusive":
         return "not saved: an inconclusive probe settles nothing"
     learned = LearnedRoute.today(provider, model, result.verdict, "probed", result.detail)
@@ -76,12 +84,8 @@ def _save(gate: Gate, provider: str, model: str, result: ProbeResult) -> str:
 
 def _print(args: argparse.Namespace, provider: str, result: ProbeResult, saved: str | None) -> None:
     if args.json:
-        print(
-            json.dumps(
-                {**result.as_dict(), "provider": provider, "model": args.model, "saved": saved},
-                indent=2,
-            )
-        )
+        document = {**result.as_dict(), "provider": provider, "model": args.model, "saved": saved}
+        print_json({"schema_version": SCHEMA_VERSION, **document})
         return
     width, height = result.image_size
     print(f"probe:   {provider} / {args.model.strip()} over {result.api} at {result.origin}")

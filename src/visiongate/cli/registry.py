@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
+from typing import Any
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, guarded
-from visiongate.engine import Gate
-from visiongate.engine.tooling._registry_show import (
-    entry_document,
-    render_entry,
-    render_route,
-    route_document,
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    guarded,
+    print_json,
 )
 
-HELP = "show a provider's route verdicts with their evidence, or the route of one model"
+SCHEMA_VERSION = 1
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +29,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _print(document: dict[str, Any], as_json: bool, render: Any) -> None:
+    if as_json:
+        print_json({"schema_version": SCHEMA_VERSION, **document})
+    else:
+        print(render(document))
+
+
 def run(args: argparse.Namespace) -> int:
+    from visiongate.engine import Gate
+    from visiongate.engine.tooling._registry_show import (
+        entry_document,
+        render_entry,
+        render_route,
+        route_document,
+    )
+
     if args.action != "show":
-        print("visiongate registry: give an action: `show PROVIDER [MODEL]`")
-        return EXIT_USAGE
+        raise UsageError("give an action: `show PROVIDER [MODEL]`")
+    check_gate_inputs(args)
     result = guarded(
         lambda: Gate.load(args.policy, args.config, args.catalog, args.registry, routes=args.routes)
     )
@@ -42,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
     gate = result
     if args.model:
         resolved = gate.resolver.resolve(args.provider, args.model)
-        document = route_document(gate.resolver, resolved)
-        print(json.dumps(document, indent=2) if args.json else render_route(document))
+        _print(route_document(gate.resolver, resolved), args.json, render_route)
         return EXIT_OK
     registry = gate.resolver.registry
     entry = registry.entries.get(registry.canonical(args.provider))
@@ -54,6 +67,5 @@ def run(args: argparse.Namespace) -> int:
             f"it (`providers.{name}.tool_result_images`) or a model of it `supports_vision: true`"
         )
         return EXIT_FINDINGS
-    document = entry_document(registry, entry)
-    print(json.dumps(document, indent=2) if args.json else render_entry(document))
+    _print(entry_document(registry, entry), args.json, render_entry)
     return EXIT_OK

@@ -1,8 +1,9 @@
 """`visiongate route`: route a tool result given as files; print the payload and the record.
 
-Without `--out`, standard output gets one JSON object `{"payload": ..., "record": ...}`; with
-`--out FILE` the payload goes to the file and the decision record to standard output. A file
-that is not a usable image is refused inside the result (exit 0), never with a traceback.
+Standard output gets one JSON document, `{"schema_version": 1, "payload": ..., "record": ...}`
+(`visiongate/schemas/route-output.json`); `--out FILE` also writes the payload to FILE (and
+names it in `payload_file`). A file that is not a usable image is refused inside the result
+(exit 0), never with a traceback; a file that cannot be read at all is an input error (2).
 """
 
 from __future__ import annotations
@@ -13,19 +14,28 @@ import base64
 import json
 import mimetypes
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult, ImageContent, TextContent
-
-from visiongate.adapters._routed import RoutedResult
-from visiongate.adapters._router import Router
-from visiongate.adapters.payloads._render import API_NAMES
 from visiongate.cli import EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, guarded
-from visiongate.engine import SOURCES, Gate
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    check_input_file,
+    fail,
+    guarded,
+    write_output,
+)
 
-HELP = "route a tool result given as files and print the provider payload and decision record"
+if TYPE_CHECKING:
+    from visiongate.adapters._routed import RoutedResult
+    from visiongate.adapters._router import Router
 
+# As `visiongate.engine.SOURCES` and `adapters.payloads.API_NAMES`, written out so that
+# `route --help` imports neither the engine nor the MCP SDK (tests check they agree).
+SOURCES = ("mcp", "computer_use", "browser", "vision_analyze")
+API_NAMES = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
+SCHEMA_VERSION = 1
 _SINGLE_IMAGE_SOURCES = ("computer_use", "browser", "vision_analyze")
 
 
@@ -60,8 +70,10 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.source in _SINGLE_IMAGE_SOURCES and len(args.image) != 1:
-        print(f"visiongate route: `{args.source}` takes exactly one --image")
-        return EXIT_USAGE
+        raise UsageError(f"`{args.source}` takes exactly one --image, not {len(args.image)}")
+    for image in args.image:
+        check_input_file(image, "image")
+    check_gate_inputs(args)
     outcome = guarded(lambda: asyncio.run(route_files(args)))
     if isinstance(outcome, int):
         return outcome
@@ -88,30 +100,43 @@ async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
 
 
 def build_router(args: argparse.Namespace) -> Router:
+    from visiongate.adapters._router import Router
+    from visiongate.engine import Gate
+
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
     return Router(gate, cache=args.cache_dir)
 
 
-def mcp_result(files: list[Path], text: str) -> CallToolResult:
-    """An MCP result as a server would send it: the text, then one `ImageContent` per file,
-    declared by file extension (the router sniffs the bytes and trusts no declaration)."""
-    blocks: list[TextContent | ImageContent] = [TextContent(text=text)] if text else []
+def mcp_result(files: list[Path], text: str) -> dict[str, Any]:
+    """An MCP result as a server would send it on the wire: the text, then one image block per
+    file, declared by file extension (the router sniffs the bytes and trusts no declaration)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for file in files:
         declared = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         encoded = base64.b64encode(file.read_bytes()).decode("ascii")
-        blocks.append(ImageContent(data=encoded, mime_type=declared))
-    return CallToolResult(content=list(blocks))
+        blocks.append({"type": "image", "data": encoded, "mimeType": declared})
+    return {"content": blocks}
 
 
 def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
-    """Print (or write) the payload and print the decision record."""
+    """Print the payload and the decision record (and write the payload to `--out`)."""
     payload = router.payload(routed, args.api, tool_call_id=args.tool_call_id)
     record: dict[str, Any] = {**routed.record, "payload": payload.summary()}
+    record.setdefault("provider", None)
+    record.setdefault("model", None)
+    document: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "payload": payload.as_json()}
     if args.out:
-        Path(args.out).write_text(_json(payload.as_json()) + "\n", encoding="utf-8")
-        print(_json(record))
-    else:
-        print(_json({"payload": payload.as_json(), "record": record}))
+        write_output(args.out, _json(payload.as_json()) + "\n")
+        document["payload_file"] = args.out
+    document["record"] = record
+    print(_json(document))
+    if routed.is_error:
+        # Routed and printed like any result (a model is shown a tool's errors too), but the
+        # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
+        name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
+        first = next((line for line in routed.text.splitlines() if line.strip()), "")
+        fail(args.command, f"{name} answered with an error: {first[:200]}")
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import guarded
-from visiongate.engine import Gate
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli._common import UsageError, check_input_file, guarded, print_json
 
-HELP = "list or forget routes learned at run time (report_refusal) or settled by `probe --save`"
+if TYPE_CHECKING:
+    from visiongate.engine import Gate
+
+SCHEMA_VERSION = 1
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -32,9 +33,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from visiongate.engine import Gate
+
     if args.action not in ("list", "forget"):
-        print("visiongate routes: give an action: `list` or `forget PROVIDER MODEL`")
-        return EXIT_USAGE
+        raise UsageError("give an action: `list` or `forget PROVIDER MODEL`")
+    check_input_file(args.config, "agent config")
+    check_input_file(args.registry, "provider registry")
     gate = guarded(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )
@@ -47,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         forgotten = overlay.forget(provider, args.model)
     except (ValueError, OSError) as error:
-        print(f"visiongate: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     if not forgotten:
         name = f"`{provider}` / `{args.model.strip()}`"
         print(f"no learned or probed route for {name} in {overlay.path}")
@@ -61,8 +64,14 @@ def _list(gate: Gate, as_json: bool) -> int:
     overlay = gate.resolver.routes
     entries = overlay.entries()
     if as_json:
-        document = {"file": str(overlay.path), "routes": [asdict(entry) for entry in entries]}
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print_json(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "file": str(overlay.path) if overlay.path is not None else None,
+                "problem": overlay.problem,
+                "routes": [asdict(entry) for entry in entries],
+            }
+        )
         return EXIT_OK
     if overlay.problem:
         print(f"warning: {overlay.problem}")

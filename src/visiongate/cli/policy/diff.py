@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
-from visiongate.engine import PolicyError
-from visiongate.engine.tooling._diff import SourceError, diff_sources, render_json, render_text
-from visiongate.engine.tooling.pictures import PICTURES, render_diff_picture
+from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
+from visiongate.cli._common import UsageError
 
-HELP = "compare two policy versions cell by cell (exit 1 when any lane changes)"
+PICTURES = ("html", "svg", "markdown")  # as `visiongate.engine.tooling.pictures.PICTURES`
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,15 +25,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from visiongate.engine import PolicyError
+    from visiongate.engine.tooling._diff import diff_sources, render_json, render_text
+    from visiongate.engine.tooling._sources import SourceError
+
     try:
         diff = diff_sources(args.old, args.new)
     except SourceError as error:
-        print(f"visiongate diff: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     except PolicyError as error:
         print(error.render(), file=sys.stderr)
         return EXIT_INVALID_POLICY
     if args.format in PICTURES:
+        from visiongate.engine.tooling.pictures import render_diff_picture
+
         print(render_diff_picture(diff, args.format), end="")
     else:
         print(render_json(diff) if args.json or args.format == "json" else render_text(diff))

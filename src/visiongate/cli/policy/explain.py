@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from visiongate.cli import EXIT_OK
-from visiongate.cli._common import guarded
-from visiongate.engine import CompiledPolicy, load_policy
-from visiongate.engine.tooling._explain import render_table, table_records
-from visiongate.engine.tooling.pictures import PICTURES, render_table_picture
+from visiongate.cli._common import guarded, policy_reference, print_json
 
-HELP = "print the whole decision table of a policy (every cell, its lane and rule)"
+PICTURES = ("html", "svg", "markdown")  # as `visiongate.engine.tooling.pictures.PICTURES`
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +22,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    compiled = guarded(lambda: load_policy(args.policy))
+    from visiongate.engine import CompiledPolicy, load_policy
+    from visiongate.engine.tooling._explain import render_table, table_document
+
+    policy = policy_reference(args.policy) if args.policy is not None else None
+    compiled = guarded(lambda: load_policy(policy))
     if not isinstance(compiled, CompiledPolicy):
         return compiled
     if args.format in PICTURES:
+        from visiongate.engine.tooling.pictures import render_table_picture
+
         print(render_table_picture(compiled, args.format), end="")
     elif args.json or args.format == "json":
-        print(json.dumps(table_records(compiled), indent=2))
+        print_json(table_document(compiled))
     else:
         print(render_table(compiled))
     return EXIT_OK

@@ -1,0 +1,204 @@
+"""A persistent cache of what a policy compiles to, for command lines that start cold.
+
+A CLI call (a pre-commit hook, a CI step) loads a policy once and exits, so the in-process
+caches never help it; validating with cerberus and compiling with durable-rules are most of
+its time. An entry keeps, for one policy content, what those stages produced: the validated
+document, the match sets (for every cell, the rules whose `when` matches it) and the
+non-error diagnostics. Loading then parses the YAML (for locations) and rebuilds the policy
+from the document.
+
+- Keyed by the sha256 of the policy text and a fingerprint of the engine (the package
+  version and the source of `visiongate.engine`'s own modules), so an edited policy or an
+  upgraded (or, in a checkout, edited) engine never meets a stale entry.
+- In `$XDG_CACHE_HOME/visiongate/policies` (default `~/.cache/...`), or
+  `$VISIONGATE_POLICY_CACHE`; `VISIONGATE_POLICY_CACHE=off` turns it off.
+- Safe under concurrent writers: an entry is written to a temporary file in the same folder
+  and renamed into place, so a reader sees a whole entry or none; writers of one key write
+  the same bytes.
+- Trusted for nothing: an entry that cannot be read or parsed, or whose match sets disagree
+  with the rules' own conditions (checked in Python over every cell), is ignored and the
+  policy is compiled as if there were none. Failures to write are logged, never raised.
+- Bounded: beyond `MAX_ENTRIES` files the oldest are removed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final
+
+from ._diagnostics import Diagnostic, Location
+from ._policy import Policy, condition_matches
+from ._vocabulary import CELL_COUNT, Cell, all_cells
+
+logger = logging.getLogger("visiongate")
+
+FORMAT: Final = 1
+MAX_ENTRIES: Final = 256
+ENVIRONMENT: Final = "VISIONGATE_POLICY_CACHE"
+
+
+def cache_directory() -> Path | None:
+    """Where entries live; None when the cache is turned off."""
+    chosen = os.environ.get(ENVIRONMENT)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "0", "off", "no") else Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "visiongate" / "policies"
+
+
+@functools.lru_cache(maxsize=1)  # one engine per process
+def engine_fingerprint() -> str:
+    """The package version and the source of the engine's modules, hashed."""
+    from visiongate import __version__
+
+    digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
+    engine = Path(__file__).parent
+    # The engine's own modules and private packages (`_yaml/`); not `facts/` or `tooling/`,
+    # which a compiled policy does not depend on.
+    for module in sorted([*engine.glob("*.py"), *engine.glob("_*/*.py")]):
+        digest.update(module.relative_to(engine).as_posix().encode() + b"\0" + module.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """What the validate and compile stages produced for one policy content."""
+
+    document: dict[str, Any]
+    matches: tuple[tuple[int, ...], ...]
+    """Per cell, in `all_cells()` order, the indexes of the rules matching it."""
+    diagnostics: tuple[Diagnostic, ...]
+
+    def checked_matches(self, policy: Policy) -> Mapping[Cell, tuple[int, ...]] | None:
+        """The match sets, if they agree with every rule's `when` on every cell; else None."""
+        cells = list(all_cells())
+        for cell, indexes in zip(cells, self.matches, strict=True):
+            expected = tuple(r.index for r in policy.rules if condition_matches(r.when, cell))
+            if indexes != expected:
+                logger.debug("visiongate: compile cache entry disagrees with the policy; ignored")
+                return None
+        return MappingProxyType(dict(zip(cells, self.matches, strict=True)))
+
+
+def _entry_path(text: str) -> Path | None:
+    directory = cache_directory()
+    if directory is None:
+        return None
+    # `surrogatepass`: a text with a lone surrogate (which the loader then refuses) must not
+    # make the cache raise; it is keyed like any other.
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        engine = engine_fingerprint()
+    except OSError as error:  # an installation whose modules cannot be read back
+        logger.debug("visiongate: compile cache off, no engine fingerprint: %s", error)
+        return None
+    return directory / f"{sha}-{engine}.json"
+
+
+def recall(text: str) -> CacheEntry | None:
+    """The entry for this policy text, or None (missing, unreadable or malformed)."""
+    path = _entry_path(text)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return _parse(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        logger.debug("visiongate: compile cache entry %s ignored: %s", path, error)
+        return None
+
+
+def _parse(raw: Any) -> CacheEntry:
+    if raw.get("format") != FORMAT or not isinstance(raw.get("document"), dict):
+        raise ValueError("not an entry of this format")
+    matches = tuple(tuple(int(i) for i in indexes) for indexes in raw["matches"])
+    if len(matches) != CELL_COUNT:
+        raise ValueError(f"{len(matches)} cells, not {CELL_COUNT}")
+    diagnostics = tuple(_diagnostic(item) for item in raw["diagnostics"])
+    return CacheEntry(raw["document"], matches, diagnostics)
+
+
+def _diagnostic(item: Mapping[str, Any]) -> Diagnostic:
+    severity = item["severity"]
+    if severity not in ("warning", "info"):
+        raise ValueError("an entry holds only non-error diagnostics")
+    return Diagnostic(
+        str(item["code"]),
+        severity,
+        str(item["message"]),
+        Location("<policy>", int(item["line"]), int(item["column"])),
+        tuple(item["path"]),
+        str(item["help"]),
+        tuple(str(cell) for cell in item["cells"]),
+        str(item["rule"]),
+    )
+
+
+def remember(
+    text: str,
+    document: Mapping[str, Any] | None,
+    matches: Mapping[Cell, tuple[int, ...]],
+    diagnostics: Sequence[Diagnostic],
+) -> None:
+    """Store an entry for a policy that loaded without errors; never raises."""
+    path = _entry_path(text)
+    if path is None or document is None:
+        return
+    entry = {
+        "format": FORMAT,
+        "document": document,
+        "matches": [list(matches[cell]) for cell in all_cells()],
+        "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
+    }
+    try:
+        encoded = json.dumps(entry, ensure_ascii=False)
+        if json.loads(encoded)["document"] != document:
+            return  # a value JSON cannot carry faithfully: compile this policy every time
+        _write(path, encoded)
+    except (OSError, TypeError, ValueError) as error:
+        logger.debug("visiongate: compile cache entry %s not written: %s", path, error)
+
+
+def _diagnostic_dict(diagnostic: Diagnostic) -> dict[str, Any]:
+    location = diagnostic.location
+    return {
+        "code": diagnostic.code,
+        "severity": diagnostic.severity,
+        "message": diagnostic.message,
+        "line": location.line,
+        "column": location.column,
+        "path": list(diagnostic.document_path),
+        "help": diagnostic.help,
+        "cells": list(diagnostic.cells),
+        "rule": diagnostic.rule,
+    }
+
+
+def _write(path: Path, encoded: str) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(encoded)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    _trim(path.parent)
+
+
+def _trim(directory: Path) -> None:
+    entries = list(directory.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    entries.sort(key=lambda item: item.stat().st_mtime)
+    for stale in entries[: len(entries) - MAX_ENTRIES]:
+        stale.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""Commands about policy files: `explain`, `lint`, `fmt`, `test`, `docs`, `diff`, `rule`."""

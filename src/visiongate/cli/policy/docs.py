@@ -1,0 +1,100 @@
+"""`visiongate docs [PATH ...]`: generate (or check) one Markdown page per policy."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli._common import UsageError, guarded, output_directory
+
+if TYPE_CHECKING:
+    from visiongate.engine.tooling._docs import DocPage
+    from visiongate.engine.tooling._project import Project
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="policy files or directories (default: the project's policy files)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where the pages go (default: the project's `docs`, else policy_docs)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a page is missing or out of date",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from visiongate.engine.tooling._docs import generate_pages
+    from visiongate.engine.tooling._project import find_project
+
+    project = guarded(find_project)
+    if isinstance(project, int):
+        return project
+    files = _policy_files(args.paths, project)
+    out = Path(args.out) if args.out else project.root / project.docs
+    if not args.check:
+        output_directory(out)
+    elif out.exists() and not out.is_dir():
+        raise UsageError(f"`{args.out or out}` is a file, not a directory")
+    pages = guarded(lambda: generate_pages(files, project.root))
+    if isinstance(pages, int):
+        return pages
+    return _check(out, pages, not args.paths) if args.check else _write(out, pages)
+
+
+def _policy_files(paths: list[str], project: Project) -> list[Path]:
+    from visiongate.engine.tooling._discover import MissingPathError, find_policies
+
+    try:
+        found = find_policies(project, paths)
+    except MissingPathError as error:
+        raise UsageError(str(error)) from None
+    if not found.files:
+        where = ", ".join(f"`{place}`" for place in found.searched)
+        raise UsageError(
+            f"no policy files found under {where}; check include/exclude ({project.label})"
+        )
+    return list(found.files)
+
+
+def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
+    from visiongate.engine.tooling._docs import stale_pages
+
+    stale = stale_pages(out, pages, orphans)
+    for path in stale:
+        print(f"stale: {_shown(path)}")
+    if stale:
+        print("policy docs are out of date: run `visiongate docs` and commit the result")
+        return EXIT_FINDINGS
+    print(f"{len(pages)} policy page(s) up to date in {_shown(out)}")
+    return EXIT_OK
+
+
+def _shown(path: str | Path) -> str:
+    from visiongate.engine.tooling.lint._check import display_path
+
+    return display_path(path)
+
+
+def _write(out: Path, pages: Sequence[DocPage]) -> int:
+    from visiongate.engine.tooling._docs import write_pages
+
+    try:
+        written = write_pages(out, pages)
+    except OSError as error:
+        raise UsageError(f"cannot write the pages in `{out}`: {error.strerror}") from None
+    for path in written:
+        print(f"wrote {_shown(path)}")
+    print(f"{len(pages)} policy page(s) in {_shown(out)}, {len(written)} changed")
+    return EXIT_OK
