@@ -326,7 +326,7 @@ def test_the_agent_developer_example_runs_against_a_real_mcp_server(
     """The example's context (an MCP result, a tool call, a provider and model, a PNG) comes
     from a real session with the example server, and its `agent.yaml` names a vision endpoint
     on loopback; the block itself runs as written."""
-    [block] = [b for b in python_blocks() if "await router.mcp(" in b.text]
+    [block] = [b for b in python_blocks() if "router = Router(gate)" in b.text]
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path / "images"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the refusal it reports
@@ -341,6 +341,57 @@ def test_the_agent_developer_example_runs_against_a_real_mcp_server(
     assert found["shot"].lane == "text"  # after the refusal it reported, the route refuses
     assert found["answer"].lane == "text" and endpoint.questions  # described on loopback
     assert Path("decisions.jsonl").read_text().count("\n") >= 4
+
+
+def test_the_agent_framework_example_runs_in_a_live_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "any result, whole turns, bounded history" block, run as written inside a real
+    session with the example server: `router`, `session`, two routed results of one turn
+    and the conversation so far are what an agent loop would have at that point."""
+    [block] = [b for b in python_blocks() if "router.render_turn(" in b.text]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path / "images"))
+    body = textwrap.indent(block.text, "    ")
+    source = (
+        "async def example(router, session, result, p, m, name, routed_a, routed_b, messages):\n"
+        "    from mcp.types import CallToolResult\n"
+        f"{body}\n    return locals()\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, block.where, "exec"), namespace)  # our own README, run as written
+    found = asyncio.run(_in_session(namespace["example"]))
+    assert found["routed"].lane == "native"
+    assert [tool.name for tool in found["tools"].tools][:1] == ["screenshot"]
+    roles = [message["role"] for message in found["request"]]
+    assert roles[-3:] == ["tool", "tool", "user"]  # every tool reply before the images
+
+
+async def _in_session(example: Any) -> dict[str, Any]:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from visiongate.adapters import Router
+    from visiongate.adapters.mcp.example_server import server_command
+
+    router = Router(Gate.load(routes=False))
+    p, m = "openai", "gpt-5"
+    command = server_command()
+    server = StdioServerParameters(command=command[0], args=command[1:])
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("screenshot", {})
+        first = await router.mcp(
+            await session.call_tool("tile", {"number": 1}), provider=p, model=m, tool_name="tile"
+        )
+        second = await router.mcp(
+            await session.call_tool("tile", {"number": 2}), provider=p, model=m, tool_name="tile"
+        )
+        messages: list[Any] = [{"role": "user", "content": "two tiles, please"}]
+        found: dict[str, Any] = await example(
+            router, session, result, p, m, "screenshot", first, second, messages
+        )
+    return found
 
 
 async def _with_result(example: Any) -> dict[str, Any]:

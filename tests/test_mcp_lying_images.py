@@ -55,7 +55,7 @@ async def test_no_lying_image_reaches_the_model_as_it_was_sent(
     session: ClientSession, router: Router, sample: LyingImage
 ) -> None:
     result = await session.call_tool("lying_images", {"name": sample.name})
-    routed = await router.mcp(result, **NATIVE)
+    routed = await router.mcp(result, **NATIVE, tool_name="lying_images")
     assert routed.lane == "native"
     assert f"sample {sample.name}" in routed.text
     if sample.outcome == "refused":
@@ -77,7 +77,8 @@ async def test_all_samples_in_one_result_attach_the_first_four_that_can_be(
     session: ClientSession, tmp_path: Path
 ) -> None:
     router = make_router(tmp_path / "images")  # a fresh conversation: nothing seen yet
-    routed = await router.mcp(await session.call_tool("lying_images", {}), **NATIVE)
+    result = await session.call_tool("lying_images", {})
+    routed = await router.mcp(result, **NATIVE, tool_name="lying_images")
     candidates = [sample for sample in lying_images() if sample.outcome == "re-encoded"]
     expected = [hashlib.sha256(sample.data).hexdigest() for sample in candidates[:4]]
     assert [image.sha256 for image in routed.images] == expected
