@@ -77,8 +77,13 @@ def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
     if stale:
         print("policy docs are out of date: run `visiongate docs` and commit the result")
         return EXIT_FINDINGS
-    print(f"{len(pages)} policy page(s) up to date in {_shown(out)}")
+    print(f"{_policy_pages(pages)} policy page(s) up to date in {_shown(out)}")
     return EXIT_OK
+
+
+def _policy_pages(pages: Sequence[DocPage]) -> int:
+    """Pages, not counting the grid picture beside each one."""
+    return sum(page.relative_path.endswith(".md") for page in pages)
 
 
 def _shown(path: str | Path) -> str:
@@ -96,5 +101,5 @@ def _write(out: Path, pages: Sequence[DocPage]) -> int:
         raise UsageError(f"cannot write the pages in `{out}`: {error.strerror}") from None
     for path in written:
         print(f"wrote {_shown(path)}")
-    print(f"{len(pages)} policy page(s) in {_shown(out)}, {len(written)} changed")
+    print(f"{_policy_pages(pages)} policy page(s) in {_shown(out)}, {len(written)} changed")
     return EXIT_OK
