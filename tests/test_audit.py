@@ -153,7 +153,7 @@ def test_cli_exit_codes_and_formats(
     ]  # fmt: skip
     assert main(["audit", str(trace), "--decision", records[0]["decision_id"]]) == 0
     assert "took the native lane" in capsys.readouterr().out
-    assert main(["audit", str(trace), "--decision", "no-such-id"]) == 1
+    assert main(["audit", str(trace), "--decision", "no-such-id"]) == 2  # a bad input
     assert main(["audit", str(trace), "--since", "yesterday"]) == 2
     assert main(["audit", str(trace), "--group-by", "colour"]) == 2
 

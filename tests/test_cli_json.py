@@ -127,3 +127,22 @@ def test_version_json(capsys: pytest.CaptureFixture[str]) -> None:
     document = _document(capsys, "version", "--json")
     validate_output("version", document)
     assert document["json_outputs"] == SCHEMA_VERSIONS
+
+
+def test_audit_json_follows_its_schema_with_and_without_groups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from visiongate.engine import Gate
+
+    trace = tmp_path / "decisions.jsonl"
+    gate = Gate.load(trace=trace, routes=False)
+    for provider, model in (("anthropic", "claude-sonnet-4-5"), ("openrouter", "x/unknown")):
+        gate.decide(provider, model)
+    with trace.open("a") as stream:
+        stream.write("not json\n")  # a finding: the summary must still follow its schema
+    summary = _document(capsys, "audit", str(trace), "--json")
+    validate_output("audit", summary)
+    assert summary["decisions"] == 2 and summary["malformed"]["count"] == 1
+    grouped = _document(capsys, "audit", str(trace), "--format", "json", "--group-by", "lane,day")
+    validate_output("audit", grouped)
+    assert sum(group["decisions"] for group in grouped["groups"]) == 2

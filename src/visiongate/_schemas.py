@@ -23,6 +23,7 @@ SCHEMA_VERSIONS: Final[dict[str, int]] = {
     "probe": 1,
     "rule": 1,
     "version": 1,
+    "audit": 2,
 }
 """Output name -> the `schema_version` it carries."""
 

@@ -16,6 +16,7 @@ from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, polic
 SHOWN: Final = 10
 FORMATS: Final = ("text", "json", "csv")
 JSON_VERSION: Final = 2
+"""The `schema_version` of `--format json` (`visiongate/schemas/audit.json`)."""
 SUMMARY_DIMENSIONS: Final = ("lane", "rule", "source", "model", "policy", "day")
 
 
@@ -199,7 +200,7 @@ def _policy_json(use: PolicyUse) -> dict[str, Any]:
 
 def render_json(result: AuditResult) -> str:
     document: dict[str, Any] = {
-        "version": JSON_VERSION,
+        "schema_version": JSON_VERSION,
         "inputs": list(result.inputs),
         "decisions": result.decisions,
         "first": _time(result.first) if result.decisions else None,

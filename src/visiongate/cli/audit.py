@@ -1,8 +1,9 @@
 """`visiongate audit PATH|GLOB|- ...`: what was decided, under which policy, what to look at.
 
 Exit codes: 0 no finding; 1 findings (decisions under a stale policy, native lanes for
-models the catalog does not confirm, malformed lines; `--decision` not found); 2 bad usage
-or an input that cannot be read; 3 a `--policy` file that is not a valid policy.
+models the catalog does not confirm, malformed lines); 2 bad usage, an input that cannot be
+read, or a `--decision` id that names no decision (several decisions sharing one id are a
+finding); 3 a `--policy` file that is not a valid policy.
 """
 
 from __future__ import annotations
@@ -156,7 +157,9 @@ def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str 
         print(f"visiongate audit: {problem} with id `{decision}`", file=sys.stderr)
         for record in found[:10]:
             print(f"  {record.decision_id} [{record.file}:{record.line}]", file=sys.stderr)
-        return EXIT_USAGE if search.input_errors else EXIT_FINDINGS
+        if not found or search.input_errors:
+            return EXIT_USAGE  # an id that names no decision is a bad input
+        return EXIT_FINDINGS  # several decisions share one id: the trace itself is suspect
     _print(explain_record(found[0], policy))
     return EXIT_USAGE if search.input_errors else EXIT_OK
 
