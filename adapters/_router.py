@@ -23,7 +23,7 @@ from ._cache import ImageCache
 from ._routed import RoutedResult
 from .payloads import Payload, render_payload
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
-from .vision import VisionBackend, backend_from_config
+from .vision import ScreenMemory, VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 
@@ -50,6 +50,9 @@ class Router:
         self._vision = vision
         self._backends: dict[tuple[str, str], VisionBackend] = {}
         self._lock = threading.Lock()
+        # Recent screenshots per source, so the text lane re-reads only what changed; per
+        # router, so two agents (or two routers over one backend) never mix their screens.
+        self._screens = ScreenMemory()
 
     @property
     def gate(self) -> Gate:
@@ -135,6 +138,7 @@ class Router:
             cache=self._cache,
             vision=self._vision_factory(provider, model),
             seen_hashes=frozenset(seen_hashes),
+            screens=self._screens,
         )
 
     def _traced(self, result: RoutedResult) -> RoutedResult:

@@ -22,6 +22,7 @@ from ..sanitize._sanitizer import Sanitizer
 from ..vision import (
     Description,
     DescriptionNote,
+    ScreenMemory,
     VisionBackend,
     VisionUnavailable,
     describe_or_unavailable_async,
@@ -31,6 +32,8 @@ __all__ = ["LaneContext", "attached_summary", "image_label"]
 
 VisionFactory = Callable[[], VisionBackend]
 """Builds (or returns) the auxiliary vision backend; may raise `VisionUnavailable`."""
+_SCREEN_STREAMS = frozenset({"computer_use", "browser"})
+"""Sources whose images are consecutive screenshots, read against the previous one."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class LaneContext:
     vision: VisionFactory
     seen_hashes: frozenset[str] = frozenset()
     """SHA-256 of images already in the conversation: not attached again (skipped, noted)."""
+    screens: ScreenMemory | None = None
+    """The router's recent screenshots per source, for incremental description."""
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -94,8 +99,15 @@ class LaneContext:
             backend = self.vision()
         except VisionUnavailable as error:
             backend = _Unavailable(error.reason)
+        stream = self.source if self.source in _SCREEN_STREAMS else None
         return await describe_or_unavailable_async(
-            backend, image, media_type, media_path=media_path, question=question
+            backend,
+            image,
+            media_type,
+            media_path=media_path,
+            question=question,
+            memory=self.screens,
+            stream=stream,
         )
 
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:

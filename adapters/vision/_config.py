@@ -25,6 +25,7 @@ from ._base import VisionBackend, VisionConfigError, one_line
 from ._cache import CachedVisionBackend
 from ._http import OpenAICompatibleBackend
 from ._ocr import LocalOCRBackend
+from ._tuning import OcrSettings, parse_ocr_settings
 
 PATH: Final = "auxiliary.vision"
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -83,6 +84,8 @@ class VisionSettings:
     timeout: float = DEFAULT_TIMEOUT_S
     max_retries: int = 3
     extra_body: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    ocr: OcrSettings = field(default_factory=OcrSettings)
+    """`auxiliary.vision.ocr`: how local OCR runs (used only when `kind` is `local-ocr`)."""
 
 
 def backend_from_config(
@@ -109,7 +112,7 @@ def backend_from_config(
 def build_backend(settings: VisionSettings) -> VisionBackend:
     """The uncached backend for `settings`; checks that the api key variable is set."""
     if settings.kind == "local-ocr":
-        return LocalOCRBackend()
+        return LocalOCRBackend(settings.ocr)
     return OpenAICompatibleBackend(
         provider=settings.provider,
         model=settings.model,
@@ -134,10 +137,10 @@ def parse_vision_settings(
     model = _text(section, "model")
     base_url = _text(section, "base_url")
     if provider in LOCAL_OCR_NAMES:
-        return VisionSettings()
+        return VisionSettings(ocr=parse_ocr_settings(section))
     if provider in UNSET_NAMES and not base_url:
         _refuse_model_without_provider(model)
-        return VisionSettings()
+        return VisionSettings(ocr=parse_ocr_settings(section))
     if provider == "main":
         provider, model, base_url = _main_provider(
             model, base_url, main_provider, main_model, main_base_url
