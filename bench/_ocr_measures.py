@@ -1,13 +1,14 @@
 """What bench_ocr.py measures with: character error rate, Tesseract, the changed share.
 
-CER against the ground truth is matched by place, not by order: every string drawn goes to
-the line read where its centre lies, and each line read is compared (edit distance, runs
-of spaces folded) with the strings that landed in it; a string no line covers counts as
-deleted, a line over no string as inserted. Reading order is a layout question that both
-engines share here (Tesseract's word boxes go through the same layout code as RapidOCR's),
-and the generator's tight glyph boxes would be ordered differently from any detector's.
-Whether incremental reads keep the order of full reads is measured apart, by `errors` of
-one text against the other, in order.
+CER is the edit distance between the lines read and the ground truth, both joined in
+reading order (runs of spaces folded), over the length of the truth. The truth is put in
+the reading order of the read itself (`truth_in_order`: every string drawn goes to the line
+read that holds its centre), so CER measures what was read, not how the page was ordered:
+the generator's tight glyph boxes would be ordered differently from any detector's.
+Tesseract's word boxes go through the same layout code as RapidOCR's.
+
+Order is measured apart (`order_agreement`): the share of pairs of lines that an
+incremental read puts in the same order as the full read of the same screenshot.
 """
 
 from __future__ import annotations
@@ -48,23 +49,42 @@ def errors(read: list[str], truth: list[str]) -> Errors:
     return Errors(edit_distance(a, b), len(b))
 
 
-def errors_by_place(lines: list[TextLine], truth: tuple[TextBox, ...]) -> Errors:
-    """Character edits from the lines read to the strings drawn, matched by place."""
-    owned: dict[int, list[TextBox]] = {index: [] for index in range(len(lines))}
-    total = Errors(0, 0)
+def truth_in_order(reference: list[TextLine], truth: tuple[TextBox, ...]) -> list[str]:
+    """The strings drawn, one line per line of `reference`, in its reading order.
+
+    Each string goes to the reference line that holds its centre (the smallest, if several
+    do); strings no line holds follow at the end, so they count as missed.
+    """
+    owned: list[list[TextBox]] = [[] for _ in reference]
+    missed: list[str] = []
     for box in truth:
         x, y = (box.left + box.right) / 2, (box.top + box.bottom) / 2
-        holders = [i for i, line in enumerate(lines) if _holds(line, x, y)]
+        holders = [i for i, line in enumerate(reference) if _holds(line, x, y)]
         if holders:
-            owner = min(holders, key=lambda i: _area(lines[i]))
-            owned[owner].append(box)
+            owned[min(holders, key=lambda i: _area(reference[i]))].append(box)
         else:
-            missing = _fold(box.text)
-            total += Errors(len(missing), len(missing))
-    for index, boxes in owned.items():
-        expected = _fold(" ".join(box.text for box in sorted(boxes, key=lambda b: b.left)))
-        total += Errors(edit_distance(_fold(lines[index].text), expected), len(expected))
-    return total
+            missed.append(box.text)
+    lines = [" ".join(box.text for box in sorted(boxes, key=lambda b: b.left)) for boxes in owned]
+    return [*lines, *missed]
+
+
+def order_agreement(lines: list[TextLine], reference: list[TextLine]) -> tuple[int, int]:
+    """Pairs of `lines` in the opposite order from `reference`, and pairs compared.
+
+    Each line is placed at the reference line that holds its centre; lines no reference
+    line holds are left out.
+    """
+    places = []
+    for line in lines:
+        x, y = (line.left + line.right) / 2, (line.top + line.bottom) / 2
+        holders = [i for i, other in enumerate(reference) if _holds(other, x, y)]
+        if holders:
+            places.append(min(holders, key=lambda i: _area(reference[i])))
+    pairs = len(places) * (len(places) - 1) // 2
+    swapped = sum(
+        1 for i, first in enumerate(places) for second in places[i + 1 :] if second < first
+    )
+    return swapped, pairs
 
 
 def _holds(line: TextLine, x: float, y: float) -> bool:

@@ -32,9 +32,10 @@ from _ocr_measures import (
     Errors,
     changed_share,
     errors,
-    errors_by_place,
+    order_agreement,
     tesseract_read,
     tesseract_version,
+    truth_in_order,
 )
 from _sequences import KINDS, SIZES, Sequence, Shot, corpus
 
@@ -57,8 +58,8 @@ class Row:
     full: Errors
     incremental_ms: float
     incremental: Errors
-    agreement: Errors
-    """The incremental text against the full read's, in reading order."""
+    swapped: tuple[int, int]
+    """Pairs of lines the incremental read orders otherwise than the full read, of all."""
     reading: str
     tesseract_ms: float | None
     tesseract: Errors | None
@@ -116,6 +117,15 @@ def read_screen(backend: LocalOCRBackend, shot: Shot, memory: ScreenMemory, stre
     return Read(lines, elapsed, description.reading or "?")
 
 
+def _cer(lines: list[TextLine], shot: Shot) -> Errors:
+    """Errors of `lines` against the truth, put in their own reading order."""
+    return errors(_texts(lines), truth_in_order(lines, shot.truth))
+
+
+def _same_order(swapped: tuple[int, int]) -> float:
+    return 1 - swapped[0] / max(1, swapped[1])
+
+
 def _texts(lines: list[TextLine]) -> list[str]:
     return [line.text for line in lines]
 
@@ -135,13 +145,13 @@ def run_sequence(sequence: Sequence, reader: Reader) -> list[Row]:
                 step=step,
                 changed=changed_share(shot.png, previous),
                 full_ms=full.ms,
-                full=errors_by_place(full.lines, shot.truth),
+                full=_cer(full.lines, shot),
                 incremental_ms=incremental.ms,
-                incremental=errors_by_place(incremental.lines, shot.truth),
-                agreement=errors(_texts(incremental.lines), _texts(full.lines)),
+                incremental=_cer(incremental.lines, shot),
+                swapped=order_agreement(incremental.lines, full.lines),
                 reading=incremental.mode,
                 tesseract_ms=other[1] if other else None,
-                tesseract=errors_by_place(other[0], shot.truth) if other else None,
+                tesseract=_cer(other[0], shot) if other else None,
             )
         )
         previous = shot.png
@@ -151,7 +161,7 @@ def run_sequence(sequence: Sequence, reader: Reader) -> list[Row]:
 def print_rows(rows: list[Row]) -> None:
     print(
         f"{'sequence':<20} {'step':>4} {'changed':>8} {'full ms':>8} {'CER':>6} "
-        f"{'incr ms':>8} {'CER':>6} {'vs full':>7} {'read as':<12} {'incr/full':>9} "
+        f"{'incr ms':>8} {'CER':>6} {'order':>7} {'read as':<12} {'incr/full':>9} "
         f"{'tess ms':>8} {'CER':>6}"
     )
     for row in rows:
@@ -163,7 +173,7 @@ def print_rows(rows: list[Row]) -> None:
         print(
             f"{row.kind + ' ' + _size(row.size):<20} {row.step:>4} {100 * row.changed:>7.1f}% "
             f"{row.full_ms:>8.0f} {100 * row.full.cer:>5.2f}% {row.incremental_ms:>8.0f} "
-            f"{100 * row.incremental.cer:>5.2f}% {100 * row.agreement.cer:>6.2f}% "
+            f"{100 * row.incremental.cer:>5.2f}% {100 * _same_order(row.swapped):>6.1f}% "
             f"{row.reading:<12} {row.ratio:>9.3f} {tess}"
         )
 
@@ -178,13 +188,13 @@ def print_summary(rows: list[Row]) -> None:
     for name, group in by_sequence.items():
         full = sum((row.full for row in group), Errors(0, 0))
         incremental = sum((row.incremental for row in group), Errors(0, 0))
-        agreement = sum((row.agreement for row in group), Errors(0, 0))
+        swapped = (sum(row.swapped[0] for row in group), sum(row.swapped[1] for row in group))
         delta = 100 * (incremental.cer - full.cer)
         worst = max(worst, delta)
         print(
             f"  {name:<20} full {100 * full.cer:5.2f}%  incremental {100 * incremental.cer:5.2f}%"
-            f"  difference {delta:+.2f} points; incremental text vs full text, in order: "
-            f"{100 * agreement.cer:.2f}%"
+            f"  difference {delta:+.2f} points; line pairs in the full read's order: "
+            f"{100 * _same_order(swapped):.1f}%"
         )
     print(f"  largest difference: {worst:+.2f} points (goal: at most +0.50)")
     print("\nper kind (screenshots after the first): incremental / full time")
@@ -256,7 +266,7 @@ def tune(steps: int, runs: int) -> None:
         for shot in shots:
             reads = [read_screen(backend, shot, ScreenMemory(), "tune") for _ in range(runs)]
             times.append(statistics.median(read.ms for read in reads))
-            total += errors_by_place(reads[-1].lines, shot.truth)
+            total += _cer(reads[-1].lines, shot)
         print(
             f"  {name:<18} total {sum(times):7.0f} ms  ({' '.join(f'{t:.0f}' for t in times)})"
             f"  CER {100 * total.cer:.2f}%"

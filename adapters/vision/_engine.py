@@ -32,6 +32,14 @@ Quad = npt.NDArray[np.float32]
 
 DET_MIN_SIDE: Final = 736
 """Small images are scaled up until their shorter side is this (RapidOCR's default)."""
+CROP_PAD: Final = 0.2
+"""Each text crop is grown by this share of its height above and below before recognition.
+
+The detector's boxes hug the glyphs; on such tight crops of small UI text the recogniser
+drops most spaces (`thetokencachesettings`). With this margin the character error rate on
+the bench corpus fell from 3.9% to 0.16% (0.15: 0.22%, 0.3: 0.73%), and the smaller text
+in each 48 px high crop also makes recognition faster.
+"""
 TEXT_SCORE: Final = 0.5
 """Recognised text below this confidence is dropped (RapidOCR's default)."""
 _STRIDE: Final = 32
@@ -89,13 +97,17 @@ def detection_scale(width: int, height: int, settings: OcrSettings) -> float:
 
 
 def read_regions(
-    reader: TextReader, image: Pixels, regions: Sequence[Rect], scale: float
+    reader: TextReader,
+    image: Pixels,
+    regions: Sequence[Rect],
+    scale: float,
+    owners: Sequence[Sequence[Rect]] | None = None,
 ) -> list[list[TextBox]]:
     """The text boxes read in each region of `image`, in image coordinates.
 
     Detection runs once per region; recognition runs once over the crops of all regions,
-    so the crops batch together. Boxes keep full-image coordinates; a box may reach past
-    its region (the caller decides which boxes a region owns).
+    so the crops batch together. With `owners` (a list per region), only boxes whose centre
+    lies in one of the region's owners are read: the rest of it is context for the detector.
     """
     found: list[tuple[int, Quad]] = []
     for index, region in enumerate(regions):
@@ -104,7 +116,9 @@ def read_regions(
             continue
         for quad in reader.detect(patch, scale):
             shifted = quad + np.array([region.left, region.top], dtype=np.float32)
-            found.append((index, shifted))
+            x, y = (float(value) for value in shifted.mean(axis=0))
+            if owners is None or any(owner.contains_point(x, y) for owner in owners[index]):
+                found.append((index, shifted))
     crops = [crop_quad(image, quad) for _, quad in found]
     texts = reader.recognise(crops) if crops else []
     boxes: list[list[TextBox]] = [[] for _ in regions]
@@ -116,7 +130,9 @@ def read_regions(
 
 
 def crop_quad(image: Pixels, quad: Quad) -> Pixels:
-    """The text under `quad`, straightened to an upright rectangle (RapidOCR's crop)."""
+    """The text under `quad` with a margin above and below (`CROP_PAD`), straightened to an
+    upright rectangle as RapidOCR crops it."""
+    quad = _padded(quad, image.shape[1], image.shape[0])
     width = int(max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[2] - quad[3])))
     height = int(max(np.linalg.norm(quad[0] - quad[3]), np.linalg.norm(quad[1] - quad[2])))
     width, height = max(width, 1), max(height, 1)
@@ -129,6 +145,17 @@ def crop_quad(image: Pixels, quad: Quad) -> Pixels:
         # A tall narrow crop is vertical text; the recogniser reads rows.
         crop = np.ascontiguousarray(np.rot90(crop))
     return crop
+
+
+def _padded(quad: Quad, width: int, height: int) -> Quad:
+    """`quad` grown across its text direction by `CROP_PAD` of its height on each side."""
+    down = (quad[3] + quad[2]) / 2 - (quad[0] + quad[1]) / 2
+    grown = quad.astype(np.float32).copy()
+    grown[:2] -= CROP_PAD * down
+    grown[2:] += CROP_PAD * down
+    grown[:, 0] = np.clip(grown[:, 0], 0, width - 1)
+    grown[:, 1] = np.clip(grown[:, 1], 0, height - 1)
+    return grown
 
 
 def _text_box(quad: Quad, raw_text: str, score: float) -> TextBox | None:

@@ -49,6 +49,10 @@ CORE: Final = 0.25
 """A region takes over a box when it reaches past this share of the box's height."""
 DEFAULT_TEXT_HEIGHT: Final = 20.0
 MAX_ROUNDS: Final = 3
+MAX_ASPECT: Final = 8.0
+"""Detection on a strip wider than this many times its height goes wrong (it found nothing
+in a 1075x90 strip holding a URL); RapidOCR pads such images, here they get more rows."""
+MIN_CONTEXT: Final = 48
 
 Mode = Literal["full", "repeat", "incremental"]
 
@@ -135,24 +139,18 @@ def _update(
     margins = _Margins.for_boxes(previous.boxes)
     shift = _scroll(pixels, previous.pixels, mask)
     residual = mask if shift is None else mask & shifted_mask(pixels, previous.pixels, shift)
-    kept, dirty = _carry_over(pixels, previous, shift, residual, margins)
+    kept, dirty = _carry_over(pixels, previous, shift, (mask, residual), margins)
     regions = changed_regions(residual, margins.group_x, margins.group_y) + dirty
     for _ in range(MAX_ROUNDS):
         regions, kept = _absorb(regions, kept, width, height)
-        contexts = [
-            region.grown(margins.context_x, margins.context_y).clipped(width, height)
-            for region in regions
-        ]
-        share = sum(context.area for context in contexts) / (width * height)
+        views = _views(regions, kept, margins, width, height)
+        share = sum(view.area for view, _ in views) / (width * height)
         if share > FULL_SHARE:
             return full_read(reader, pixels, scale)
-        found = read_regions(reader, pixels, contexts, scale)
-        fresh = [
-            box
-            for region, boxes in zip(regions, found, strict=True)
-            for box in boxes
-            if region.contains_point(*_centre(box))
-        ]
+        contexts = [view for view, _ in views]
+        owners = [owned for _, owned in views]
+        found = read_regions(reader, pixels, contexts, scale, owners=owners)
+        fresh = [box for boxes in found for box in boxes]
         clashes = [old for old in kept if any(_clash(old, new) for new in fresh)]
         if not clashes:
             boxes = tuple(kept) + tuple(fresh)
@@ -160,6 +158,87 @@ def _update(
         # A fresh box reaches over a kept one: the two were one line; read it whole.
         regions = regions + [_rect(box) for box in clashes]
     return full_read(reader, pixels, scale)
+
+
+def _views(
+    regions: Sequence[Rect], kept: Sequence[TextBox], margins: _Margins, width: int, height: int
+) -> list[tuple[Rect, list[Rect]]]:
+    """What the detector looks at, each with the regions it reads there.
+
+    Each region gets a context (`_context`); overlapping contexts are joined, so no pixel
+    goes through detection twice and the regions of one joined context are read in one pass.
+    """
+    views = [
+        (
+            _context(region.grown(margins.context_x, margins.context_y), kept, width, height),
+            [region],
+        )
+        for region in regions
+    ]
+    joined = True
+    while joined:
+        joined = False
+        for i, (first, first_owned) in enumerate(views):
+            for j in range(i + 1, len(views)):
+                second, second_owned = views[j]
+                if _overlap(first, second):
+                    union = _context(_bounding([first, second]), kept, width, height)
+                    views[i] = (union, first_owned + second_owned)
+                    del views[j]
+                    joined = True
+                    break
+            if joined:
+                break
+    return views
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
+
+
+def _context(area: Rect, kept: Sequence[TextBox], width: int, height: int) -> Rect:
+    """What detection sees around a region: `area`, grown so that no kept line is cut at its
+    edge (glyphs cut by a crop's edge upset the detector) and to a shape the detector reads
+    well (at most `MAX_ASPECT` to one, at least `MIN_CONTEXT` pixels a side)."""
+    rect = area.clipped(width, height)
+    for _ in range(MAX_ROUNDS):
+        rect = _proportioned(rect, width, height)
+        cut = [box for box in kept if _cuts(rect, box)]
+        if not cut:
+            break
+        rect = _bounding([rect, *(_rect(box) for box in cut)]).clipped(width, height)
+    return rect
+
+
+def _proportioned(rect: Rect, width: int, height: int) -> Rect:
+    wide, tall = rect.right - rect.left, rect.bottom - rect.top
+    need_tall = max(MIN_CONTEXT, math.ceil(wide / MAX_ASPECT)) - tall
+    need_wide = max(MIN_CONTEXT, math.ceil(tall / MAX_ASPECT)) - wide
+    grown = rect.grown(max(0, need_wide + 1) // 2, max(0, need_tall + 1) // 2)
+    # Against an edge of the screen, grow the other way instead.
+    shift_x = max(0, -grown.left) - max(0, grown.right - width)
+    shift_y = max(0, -grown.top) - max(0, grown.bottom - height)
+    moved = Rect(
+        grown.left + shift_x, grown.top + shift_y, grown.right + shift_x, grown.bottom + shift_y
+    )
+    return moved.clipped(width, height)
+
+
+def _cuts(rect: Rect, box: TextBox) -> bool:
+    """True when `box` lies partly inside `rect` and partly outside."""
+    inside = (
+        rect.left < box.right
+        and box.left < rect.right
+        and rect.top < box.bottom
+        and box.top < rect.bottom
+    )
+    within = (
+        rect.left <= box.left
+        and box.right <= rect.right
+        and rect.top <= box.top
+        and box.bottom <= rect.bottom
+    )
+    return inside and not within
 
 
 def _scroll(new: Pixels, old: Pixels, mask: Mask) -> int | None:
@@ -172,7 +251,11 @@ def _scroll(new: Pixels, old: Pixels, mask: Mask) -> int | None:
 
 
 def _carry_over(
-    new: Pixels, previous: Screen, shift: int | None, residual: Mask, margins: _Margins
+    new: Pixels,
+    previous: Screen,
+    shift: int | None,
+    masks: tuple[Mask, Mask],
+    margins: _Margins,
 ) -> tuple[list[TextBox], list[Rect]]:
     """Boxes whose surroundings are unchanged (in place or scrolled), and the areas of the
     other boxes to read again.
@@ -183,6 +266,7 @@ def _carry_over(
     """
     height, width = new.shape[:2]
     old = previous.pixels
+    changed, residual = masks
     kept: list[TextBox] = []
     dirty: list[Rect] = []
     for box in previous.boxes:
@@ -198,9 +282,26 @@ def _carry_over(
         moved = Rect(around.left, around.top - shift, around.right, around.bottom - shift)
         if moved.top >= 0 and moved.bottom <= height and same_pixels(new, old, moved, around):
             kept.append(moved_box)
-        else:
-            dirty.append(_rect(moved_box).clipped(width, height))
-    return kept, [rect for rect in dirty if rect.area > 0]
+            continue
+        place = _rect(moved_box).clipped(width, height)
+        # Where nothing changed in place (a static header a line scrolled under), the text
+        # cannot show; anywhere else, read it again.
+        if place.area and changed[place.top : place.bottom, place.left : place.right].any():
+            dirty.append(place)
+    return _distinct(kept), [rect for rect in dirty if rect.area > 0]
+
+
+def _distinct(boxes: list[TextBox]) -> list[TextBox]:
+    """`boxes` without those that land on one already taken.
+
+    A repeated line (a prompt in a terminal) can stay in place and also have its twin
+    scrolled onto it; both were checked pixel for pixel, so either one is right.
+    """
+    distinct: list[TextBox] = []
+    for box in boxes:
+        if not any(_clash(box, other) for other in distinct):
+            distinct.append(box)
+    return distinct
 
 
 def _absorb(
@@ -250,10 +351,6 @@ def _clash(old: TextBox, new: TextBox) -> bool:
 
 def _area(box: TextBox) -> float:
     return max(box.right - box.left, 1.0) * box.height
-
-
-def _centre(box: TextBox) -> tuple[float, float]:
-    return (box.left + box.right) / 2, (box.top + box.bottom) / 2
 
 
 def _rect(box: TextBox) -> Rect:

@@ -91,20 +91,37 @@ class LocalOCRBackend:
         which lines changed since the previous one, and remembers this one in their place.
         """
         started = time.perf_counter()
-        width, height, pixels = _decode(image)
         digest = hashlib.sha256(image).hexdigest()
         recent = memory.recent(stream)
-        reading = self._read(pixels, digest, recent if self.settings.incremental else ())
-        lines = arrange_lines(reading.boxes, width, height)
-        texts = [line.text for line in lines]
+        usable = recent if self.settings.incremental else ()
+        screen = self._twin(usable, digest)
+        mode, scroll = "repeat", None
+        if screen is None:
+            screen, mode, scroll = self._screen(image, digest, usable)
+        width, height = screen.size
         previous = recent[0] if recent and recent[0].size == (width, height) else None
         before = [line.text for line in previous.lines] if previous is not None else None
-        note = change_note(before, texts, reading.scroll)
-        pixels.setflags(write=False)
-        screen = Screen(pixels, digest, reading.boxes, tuple(lines), self._setup(width, height))
+        note = change_note(before, [line.text for line in screen.lines], scroll)
         memory.remember(stream, screen, keep=self.settings.history)
-        text = describe_lines(lines, width, height, note=note)
-        return _description(text, lines, started, reading.mode)
+        text = describe_lines(screen.lines, width, height, note=note)
+        return _description(text, screen.lines, started, mode)
+
+    def _twin(self, recent: Sequence[Screen], digest: str) -> Screen | None:
+        """A remembered screenshot with the very same bytes, read with these settings."""
+        for screen in recent:
+            if screen.digest == digest and screen.setup == self._setup(*screen.size):
+                return screen
+        return None
+
+    def _screen(
+        self, image: bytes, digest: str, recent: Sequence[Screen]
+    ) -> tuple[Screen, str, int | None]:
+        width, height, pixels = _decode(image)
+        reading = self._read(pixels, digest, recent)
+        lines = tuple(arrange_lines(reading.boxes, width, height))
+        pixels.setflags(write=False)
+        screen = Screen(pixels, digest, reading.boxes, lines, self._setup(width, height))
+        return screen, reading.mode, reading.scroll
 
     def _setup(self, width: int, height: int) -> tuple[float, ...]:
         """What the boxes depend on besides the pixels: the detection scale and its limit."""
