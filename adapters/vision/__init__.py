@@ -40,7 +40,6 @@ __all__ = [
     "LocalOCRBackend",
     "OcrSettings",
     "OpenAICompatibleBackend",
-    "ScreenBackend",
     "ScreenMemory",
     "VisionBackend",
     "VisionConfigError",

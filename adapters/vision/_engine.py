@@ -138,8 +138,11 @@ def crop_quad(image: Pixels, quad: Quad) -> Pixels:
     width, height = max(width, 1), max(height, 1)
     target = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
     matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), target)
-    crop: Pixels = cv2.warpPerspective(
-        image, matrix, (width, height), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC
+    crop = np.asarray(
+        cv2.warpPerspective(
+            image, matrix, (width, height), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC
+        ),
+        dtype=np.uint8,
     )
     if height / width >= 1.5:
         # A tall narrow crop is vertical text; the recogniser reads rows.
@@ -193,7 +196,7 @@ class RapidReader:
         height, width = image.shape[:2]
         target_w = max(_STRIDE, round(width * scale / _STRIDE) * _STRIDE)
         target_h = max(_STRIDE, round(height * scale / _STRIDE) * _STRIDE)
-        resized = cv2.resize(image, (target_w, target_h))
+        resized = np.asarray(cv2.resize(image, (target_w, target_h)), dtype=np.uint8)
         tensor = _normalised(resized)
         detector = self._engine.text_det
         prediction = detector.infer(tensor)[0]

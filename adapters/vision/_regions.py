@@ -164,8 +164,7 @@ def _tile_grid(mask: Mask) -> Mask:
     rows, columns = -(-height // TILE), -(-width // TILE)
     padded = np.zeros((rows * TILE, columns * TILE), dtype=np.bool_)
     padded[:height, :width] = mask
-    grid: Mask = padded.reshape(rows, TILE, columns, TILE).any(axis=(1, 3))
-    return grid
+    return np.asarray(padded.reshape(rows, TILE, columns, TILE).any(axis=(1, 3)), dtype=np.bool_)
 
 
 def _overlap(a: Rect, b: Rect) -> bool:
