@@ -103,6 +103,9 @@ class Read:
     lines: list[TextLine]
     ms: float
     mode: str
+    cpu_ms: float
+    """CPU time of this process (all threads): steadier than wall time on a shared machine,
+    though onnxruntime's threads count their spinning too."""
 
 
 def read_screen(backend: LocalOCRBackend, shot: Shot, memory: ScreenMemory, stream: str) -> Read:
@@ -110,11 +113,12 @@ def read_screen(backend: LocalOCRBackend, shot: Shot, memory: ScreenMemory, stre
 
     With a fresh memory this is a full read.
     """
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     description = backend.describe_screen(shot.png, "image/png", memory=memory, stream=stream)
     elapsed = (time.perf_counter() - started) * 1000
+    cpu = (time.process_time() - started_cpu) * 1000
     lines = list(memory.recent(stream)[0].lines)
-    return Read(lines, elapsed, description.reading or "?")
+    return Read(lines, elapsed, description.reading or "?", cpu)
 
 
 def _cer(lines: list[TextLine], shot: Shot) -> Errors:
@@ -240,8 +244,12 @@ def _print_engines(rows: list[Row]) -> None:
         print(f"  tesseract / local OCR time, median per screenshot: {ratio:.2f}x")
 
 
-def tune(steps: int, runs: int) -> None:
-    """Full-read time and CER for each knob varied alone from the defaults."""
+def tune(runs: int) -> None:
+    """Full-read time and CER for each knob varied alone from the defaults.
+
+    The variants take turns on each screenshot, so a change in the machine's load during
+    the run falls on all of them alike.
+    """
     shots = [seq.shots[0] for seq in corpus(((1920, 1080),), 1, ("terminal", "form", "scroll"))]
     shots.append(next(corpus(((2560, 1440),), 1, ("scroll",))).shots[0])
     base = OcrSettings()
@@ -259,19 +267,28 @@ def tune(steps: int, runs: int) -> None:
         f"tuning on {len(shots)} screenshots (1920x1080 terminal/form/scroll, 2560x1440 scroll), "
         f"median of {runs} runs each; defaults: {base}"
     )
-    for name, settings in variants:
-        backend = LocalOCRBackend(settings)
+    backends = [LocalOCRBackend(settings) for _, settings in variants]
+    for backend in backends:
         backend.describe(shots[0].png, "image/png")  # load the models outside the timing
-        total, times = Errors(0, 0), []
-        for shot in shots:
-            reads = [read_screen(backend, shot, ScreenMemory(), "tune") for _ in range(runs)]
-            times.append(statistics.median(read.ms for read in reads))
-            total += _cer(reads[-1].lines, shot)
-        print(
-            f"  {name:<18} total {sum(times):7.0f} ms  ({' '.join(f'{t:.0f}' for t in times)})"
-            f"  CER {100 * total.cer:.2f}%"
+    reads: dict[int, list[list[Read]]] = {index: [] for index in range(len(variants))}
+    for shot in shots:
+        turns: dict[int, list[Read]] = {index: [] for index in range(len(variants))}
+        for _ in range(runs):
+            for index, backend in enumerate(backends):
+                turns[index].append(read_screen(backend, shot, ScreenMemory(), "tune"))
+        for index, taken in turns.items():
+            reads[index].append(taken)
+    for index, (name, _) in enumerate(variants):
+        times = [statistics.median(read.ms for read in taken) for taken in reads[index]]
+        cpu = sum(statistics.median(read.cpu_ms for read in taken) for taken in reads[index])
+        total = sum(
+            (_cer(taken[-1].lines, shot) for taken, shot in zip(reads[index], shots, strict=True)),
+            Errors(0, 0),
         )
-    del steps
+        print(
+            f"  {name:<18} wall {sum(times):7.0f} ms ({' '.join(f'{t:.0f}' for t in times)})  "
+            f"cpu {cpu:7.0f} ms  CER {100 * total.cer:.2f}%"
+        )
 
 
 def _size(size: tuple[int, int]) -> str:
@@ -294,7 +311,7 @@ def main() -> None:
     args = parser.parse_args()
     print(_load())
     if args.tune:
-        tune(args.steps, args.runs)
+        tune(args.runs)
         print(_load())
         return
     sizes = tuple(tuple(int(n) for n in size.split("x")) for size in args.sizes.split(","))

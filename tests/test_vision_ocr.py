@@ -146,3 +146,20 @@ def test_engine_failure_becomes_a_reason() -> None:
         "[vision unavailable: local ocr failed: onnxruntime: bad input; "
         "the image was not shown to the model.]"
     )
+
+
+def test_small_ui_text_keeps_its_spaces(ocr: LocalOCRBackend) -> None:
+    # On crops that hug the glyphs, the recogniser read 15 px text as `thetokencachesettings`;
+    # a margin above and below each crop keeps the spaces.
+    lines = [
+        "the token cache settings produced text open lane branch",
+        "window budget forecast the commit error revenue the routes",
+        "server forecast budget agent produced lane revenue window",
+    ]
+    image = Image.new("RGB", (900, 130), (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    small = ImageFont.truetype(str(FONT_PATHS[0]), 15) if FONT_PATHS[0].exists() else font(15)
+    for row, text in enumerate(lines):
+        draw.text((20, 16 + 34 * row), text, font=small, fill=(40, 40, 40))
+    description = ocr.describe(encode(image), "image/png")
+    assert [line.split("] ", 1)[1] for line in description.text.splitlines()[1:]] == lines

@@ -30,8 +30,6 @@ Pixels = npt.NDArray[np.uint8]
 Quad = npt.NDArray[np.float32]
 """Four corners of a detected text box, clockwise from the top left, in image pixels."""
 
-DET_MIN_SIDE: Final = 736
-"""Small images are scaled up until their shorter side is this (RapidOCR's default)."""
 CROP_PAD: Final = 0.2
 """Each text crop is grown by this share of its height above and below before recognition.
 
@@ -81,19 +79,6 @@ class TextReader(Protocol):
     def recognise(self, crops: Sequence[Pixels]) -> list[tuple[str, float]]:
         """The text in each crop and the model's confidence, in the same order."""
         ...
-
-
-def detection_scale(width: int, height: int, settings: OcrSettings) -> float:
-    """The scale detection runs at for a whole image of this size.
-
-    Small images are scaled up as RapidOCR does (small text is found more reliably), and
-    large ones down so the longer side is at most `det_max_side`.
-    """
-    scale = max(1.0, DET_MIN_SIDE / max(1, min(width, height)))
-    longest = max(width, height) * scale
-    if longest > settings.det_max_side:
-        scale *= settings.det_max_side / longest
-    return scale
 
 
 def read_regions(

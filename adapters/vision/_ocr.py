@@ -21,7 +21,7 @@ from ._base import Description, VisionUnavailable, clip_text, one_line
 from ._changes import change_note
 from ._layout import TextLine, arrange_lines
 from ._memory import Screen, ScreenMemory
-from ._tuning import OcrSettings
+from ._tuning import OcrSettings, detection_scale
 
 if TYPE_CHECKING:
     from ._engine import Pixels, TextReader
@@ -125,19 +125,19 @@ class LocalOCRBackend:
 
     def _setup(self, width: int, height: int) -> tuple[float, ...]:
         """What the boxes depend on besides the pixels: the detection scale and its limit."""
-        scale = _ocr_modules().detection_scale(width, height, self.settings)
+        scale = detection_scale(width, height, self.settings)
         return (scale, float(self.settings.det_max_side))
 
     def _read(self, pixels: Pixels, digest: str, recent: Sequence[Screen]) -> Reading:
         # The models are third-party native code that can fail in many ways; the backend
         # contract turns every failure into a reason, with the cause chained for debugging.
-        modules = _ocr_modules()
+        read_screen = _read_screen()
         height, width = pixels.shape[:2]
         setup = self._setup(width, height)
         with self._lock:
             reader = self._loaded_reader()
             try:
-                return modules.read_screen(
+                return read_screen(
                     reader, pixels, setup[0], setup=setup, digest=digest, recent=recent
                 )
             except VisionUnavailable:
@@ -247,22 +247,13 @@ def _import_numpy() -> Any:
     return numpy
 
 
-class _OcrModules:
-    """The numpy and OpenCV parts of local OCR, imported only once they are known to exist."""
-
-    def __init__(self) -> None:
-        from ._engine import detection_scale
-        from ._incremental import read_screen
-
-        self.detection_scale = detection_scale
-        self.read_screen = read_screen
-
-
-def _ocr_modules() -> _OcrModules:
+def _read_screen() -> Callable[..., Reading]:
+    """The incremental reader; it needs numpy and OpenCV, which come with the OCR extra."""
     try:
-        return _OcrModules()
+        from ._incremental import read_screen
     except ImportError as exc:
         raise VisionUnavailable(INSTALL_HINT) from exc
+    return read_screen
 
 
 def _rapid_reader(settings: OcrSettings) -> TextReader:

@@ -25,6 +25,12 @@ DET_MAX_SIDE_RANGE: Final = (640, 4096)
 REC_BATCH_RANGE: Final = (1, 64)
 THREADS_RANGE: Final = (1, 64)
 HISTORY_RANGE: Final = (1, 8)
+DET_MIN_SIDE: Final = 96
+"""Only images whose shorter side is below this are scaled up for detection, to this.
+
+RapidOCR scales every image up until its shorter side is 736 px. Screenshot text is drawn
+at its natural size, and detection at 2x or more gave boxes on which the recogniser lost
+most spaces (a 900x100 strip of 15 px text read `serverforecastbudget`; at 1x, exact)."""
 
 
 def usable_cores() -> int:
@@ -52,6 +58,19 @@ class OcrSettings:
     """Screenshots of the same source are read incrementally: only changed regions."""
     history: int = 2
     """Screenshots remembered per source; an exact repeat of any of them costs no OCR."""
+
+
+def detection_scale(width: int, height: int, settings: OcrSettings) -> float:
+    """The scale detection runs at for a whole image of this size.
+
+    Screenshots are read at their own size; only tiny images are scaled up (`DET_MIN_SIDE`),
+    and large ones down so the longer side is at most `det_max_side`.
+    """
+    scale = max(1.0, DET_MIN_SIDE / max(1, min(width, height)))
+    longest = max(width, height) * scale
+    if longest > settings.det_max_side:
+        scale *= settings.det_max_side / longest
+    return scale
 
 
 def parse_ocr_settings(section: Mapping[str, Any]) -> OcrSettings:
