@@ -261,7 +261,7 @@ def tune(runs: int) -> None:
         if n != base.det_max_side
     ]
     variants += [
-        (f"rec_batch={n}", replace(base, rec_batch=n)) for n in (1, 12) if n != base.rec_batch
+        (f"rec_batch={n}", replace(base, rec_batch=n)) for n in (1, 6, 12) if n != base.rec_batch
     ]
     print(
         f"tuning on {len(shots)} screenshots (1920x1080 terminal/form/scroll, 2560x1440 scroll), "

@@ -2,9 +2,9 @@
 
 | key            | default          | what it sets                                          |
 |----------------|------------------|-------------------------------------------------------|
-| `threads`      | the usable cores | onnxruntime threads per model run                     |
+| `threads`      | half the cores   | onnxruntime threads per model run                     |
 | `det_max_side` | 2000             | detection runs on the image scaled to this longer side |
-| `rec_batch`    | 6                | text crops per recognition run                        |
+| `rec_batch`    | 1                | text crops per recognition run                        |
 | `incremental`  | `true`           | re-read only what changed since the last screenshot   |
 | `history`      | 2                | screenshots remembered per source                     |
 
@@ -33,6 +33,17 @@ at its natural size, and detection at 2x or more gave boxes on which the recogni
 most spaces (a 900x100 strip of 15 px text read `serverforecastbudget`; at 1x, exact)."""
 
 
+def default_threads() -> int:
+    """Half the cores this process may run on, at least one.
+
+    Measured on a 2-core machine shared with other work (`bench_ocr.py --tune`): one
+    thread read four screenshots in 25 s of wall time and 16 s of CPU, two threads in 40 s
+    and 29 s; onnxruntime's threads spin waiting for each other whenever another process
+    holds a core. An agent's machine also runs the agent and its browser.
+    """
+    return max(1, usable_cores() // 2)
+
+
 def usable_cores() -> int:
     """Cores this process may run on (a container's limit, not the host's count)."""
     try:
@@ -46,14 +57,17 @@ def usable_cores() -> int:
 class OcrSettings:
     """Knobs of the local OCR backend; the defaults are the measured best on 2 cores."""
 
-    threads: int = field(default_factory=usable_cores)
-    """onnxruntime intra-op threads. Left to itself onnxruntime counts physical cores, which
-    on a 2-vCPU machine is one: recognition then runs at half speed."""
+    threads: int = field(default_factory=default_threads)
+    """onnxruntime intra-op threads (left to itself, onnxruntime takes every core)."""
     det_max_side: int = 2000
     """Detection scales the image down so its longer side is at most this (text is read from
-    the full-resolution pixels either way). Lower is faster and misses more small text."""
-    rec_batch: int = 6
-    """Text crops per recognition run; crops are sorted by width and padded to the widest."""
+    the full-resolution pixels either way). Lower misses small text: on the tuning set the
+    CER was 14% at 1280 and 1.8% at 1600, 0.19% at 2000 and 0.13% at 2560 (17% more CPU)."""
+    rec_batch: int = 1
+    """Text crops per recognition run; crops are sorted by width and padded to the widest.
+
+    One is fastest: batches of 6 (RapidOCR's default) took 45 s of CPU where single crops
+    took 29 s, batches of 12 took 68 s (`bench_ocr.py --tune`, same four screenshots)."""
     incremental: bool = True
     """Screenshots of the same source are read incrementally: only changed regions."""
     history: int = 2
