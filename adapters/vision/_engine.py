@@ -26,7 +26,8 @@ from ._layout import TextBox
 from ._tuning import OcrSettings
 
 Pixels = npt.NDArray[np.uint8]
-"""An image as a height x width x 3 array in BGR order (RapidOCR's channel order)."""
+"""An image as a height x width x 3 array in RGB order; `RapidReader` hands the models BGR,
+their channel order, one region or crop at a time."""
 Quad = npt.NDArray[np.float32]
 """Four corners of a detected text box, clockwise from the top left, in image pixels."""
 
@@ -131,8 +132,8 @@ def crop_quad(image: Pixels, quad: Quad) -> Pixels:
     )
     if height / width >= 1.5:
         # A tall narrow crop is vertical text; the recogniser reads rows.
-        crop = np.ascontiguousarray(np.rot90(crop))
-    return crop
+        crop = np.rot90(crop)
+    return _bgr(crop)
 
 
 def _padded(quad: Quad, width: int, height: int) -> Quad:
@@ -181,7 +182,7 @@ class RapidReader:
         height, width = image.shape[:2]
         target_w = max(_STRIDE, round(width * scale / _STRIDE) * _STRIDE)
         target_h = max(_STRIDE, round(height * scale / _STRIDE) * _STRIDE)
-        resized = np.asarray(cv2.resize(image, (target_w, target_h)), dtype=np.uint8)
+        resized = np.asarray(cv2.resize(_bgr(image), (target_w, target_h)), dtype=np.uint8)
         tensor = _normalised(resized)
         detector = self._engine.text_det
         prediction = detector.infer(tensor)[0]
@@ -192,6 +193,11 @@ class RapidReader:
     def recognise(self, crops: Sequence[Pixels]) -> list[tuple[str, float]]:
         results, _elapsed = self._engine.text_rec(list(crops))
         return [(str(result[0]), float(result[1])) for result in results]
+
+
+def _bgr(image: Pixels) -> Pixels:
+    """RGB to the models' BGR, as a contiguous copy (OpenCV and onnxruntime want one)."""
+    return np.ascontiguousarray(image[:, :, ::-1])
 
 
 def _normalised(image: Pixels) -> npt.NDArray[np.float32]:

@@ -5,7 +5,9 @@ margin around them) are exactly the same, either in place or moved by a vertical
 Every other change is grouped into regions, each grown to whole text lines, and only those
 regions are read, at the scale a full read would use. A box is kept only when its pixels
 prove it unchanged, so the result is what a full read of the new screenshot gives, up to
-the small differences of reading a region with less context around it.
+the small differences of reading a region with less context around it. (Full reads do not
+agree exactly either: the detector pools over the whole image, so its boxes move by a
+pixel or two when anything on the screen changes.)
 
 Falls back to a full read when there is nothing to compare with (first screenshot, another
 size, other settings) or when most of the screen changed.
@@ -19,14 +21,16 @@ from dataclasses import dataclass, replace
 from statistics import median
 from typing import Final, Literal
 
+import numpy as np
+
 from ._engine import Pixels, Rect, TextReader, read_regions
 from ._layout import TextBox
 from ._memory import Screen
 from ._regions import (
     Mask,
+    changed_bounds,
     changed_mask,
     changed_regions,
-    largest_change,
     merge_rects,
     same_pixels,
     shifted_mask,
@@ -36,7 +40,7 @@ from ._regions import (
 FULL_SHARE: Final = 0.5
 """When the regions to re-read cover more than this share of the screen, read it all."""
 SCROLL_SHARE: Final = 0.1
-"""Scrolling is looked for only when the largest change covers at least this share."""
+"""Scrolling is looked for only when the changed area spans at least this share."""
 PAD_X: Final = 1.5
 """A change closer than this many text heights beside a box may join its line."""
 PAD_Y: Final = 0.0
@@ -91,9 +95,9 @@ def read_screen(
     if not usable:
         return full_read(reader, pixels, scale)
     previous = usable[0]
-    mask = changed_mask(pixels, previous.pixels)
-    if not mask.any():
+    if np.array_equal(pixels, previous.pixels):  # a memcmp, well before any mask
         return Reading(previous.boxes, "repeat", share=0.0)
+    mask = changed_mask(pixels, previous.pixels)
     return _update(reader, pixels, scale, previous, mask)
 
 
@@ -242,9 +246,9 @@ def _cuts(rect: Rect, box: TextBox) -> bool:
 
 
 def _scroll(new: Pixels, old: Pixels, mask: Mask) -> int | None:
-    """The vertical shift of the largest changed area, if it is big enough to look for one."""
+    """The vertical shift of what changed, if the change is big enough to look for one."""
     height, width = mask.shape[:2]
-    area = largest_change(mask)
+    area = changed_bounds(mask)
     if area is None or area.area < SCROLL_SHARE * width * height:
         return None
     return vertical_shift(new, old, area)

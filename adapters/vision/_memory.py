@@ -31,7 +31,7 @@ class Screen:
     """One screenshot as the OCR backend read it."""
 
     pixels: Pixels
-    """BGR pixels, read-only; the next screenshot is compared with these."""
+    """RGB pixels, read-only; the next screenshot is compared with these."""
     digest: str
     """SHA-256 of the encoded image bytes, for exact repeats."""
     boxes: tuple[TextBox, ...]

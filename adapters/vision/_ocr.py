@@ -49,9 +49,10 @@ class LocalOCRBackend:
     """Describes images by the text RapidOCR reads in them.
 
     The models load lazily on first use, once per instance. `describe` is safe to call
-    from several threads: one lock guards loading and running the models, because they
-    already use every core for one image. `describe_screen` reads a screenshot
-    incrementally against the previous ones of its source, kept in a `ScreenMemory`.
+    from several threads: one lock guards loading and running the models, which keep
+    per-call state on themselves (and two reads at once would only fight over the cores).
+    `describe_screen` reads a screenshot incrementally against the previous ones of its
+    source, kept in a `ScreenMemory`.
     """
 
     def __init__(
@@ -200,7 +201,7 @@ def _question_note(question: str) -> str:
 
 
 def _decode(image: bytes) -> tuple[int, int, Any]:
-    """Width, height and a BGR uint8 array (RapidOCR's channel order) of `image`."""
+    """Width, height and an RGB uint8 array of `image`."""
     np = _import_numpy()
     try:
         with warnings.catch_warnings():
@@ -216,8 +217,7 @@ def _decode(image: bytes) -> tuple[int, int, Any]:
         ) from exc
     except (OSError, ValueError, Image.DecompressionBombError) as exc:
         raise VisionUnavailable(f"the image could not be decoded ({one_line(str(exc))})") from exc
-    bgr = np.ascontiguousarray(np.asarray(rgb)[:, :, ::-1])
-    return rgb.width, rgb.height, bgr
+    return rgb.width, rgb.height, np.asarray(rgb, dtype=np.uint8)
 
 
 def _check_size(width: int, height: int) -> None:
@@ -236,7 +236,7 @@ def _flatten_to_rgb(image: Image.Image) -> Image.Image:
         canvas = Image.new("RGB", rgba.size, "white")
         canvas.paste(rgba, mask=rgba.getchannel("A"))
         return canvas
-    return image.convert("RGB")
+    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 def _import_numpy() -> Any:
