@@ -21,9 +21,12 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,7 +43,7 @@ from _ocr_measures import (
 from _sequences import KINDS, SIZES, Sequence, Shot, corpus
 
 from visiongate.adapters.vision import LocalOCRBackend, OcrSettings, ScreenMemory
-from visiongate.adapters.vision._layout import TextLine
+from visiongate.adapters.vision._layout import TextLine, arrange_lines, boxes_from_ocr
 
 SMALL_CHANGE = 0.10
 """The issue's goal applies to screenshots whose change covers at most this share."""
@@ -245,9 +248,10 @@ def _print_engines(rows: list[Row]) -> None:
 
 
 def tune(runs: int) -> None:
-    """Full-read time and CER for each knob varied alone from the defaults.
+    """Full-read time and CER for each knob varied alone from the defaults, and for RapidOCR
+    as shipped (its own pipeline and settings, as local OCR ran before issue 17).
 
-    The variants take turns on each screenshot, so a change in the machine's load during
+    The readers take turns on each screenshot, so a change in the machine's load during
     the run falls on all of them alike.
     """
     shots = [seq.shots[0] for seq in corpus(((1920, 1080),), 1, ("terminal", "form", "scroll"))]
@@ -267,28 +271,55 @@ def tune(runs: int) -> None:
         f"tuning on {len(shots)} screenshots (1920x1080 terminal/form/scroll, 2560x1440 scroll), "
         f"median of {runs} runs each; defaults: {base}"
     )
-    backends = [LocalOCRBackend(settings) for _, settings in variants]
-    for backend in backends:
+    readers: list[tuple[str, Callable[[Shot], Read]]] = []
+    for name, settings in variants:
+        backend = LocalOCRBackend(settings)
         backend.describe(shots[0].png, "image/png")  # load the models outside the timing
-    reads: dict[int, list[list[Read]]] = {index: [] for index in range(len(variants))}
+        readers.append((name, partial(_full_read, backend)))
+    readers.append(("rapidocr as shipped", _shipped_reader(shots[0])))
+    reads: list[list[list[Read]]] = [[] for _ in readers]
     for shot in shots:
-        turns: dict[int, list[Read]] = {index: [] for index in range(len(variants))}
+        turns: list[list[Read]] = [[] for _ in readers]
         for _ in range(runs):
-            for index, backend in enumerate(backends):
-                turns[index].append(read_screen(backend, shot, ScreenMemory(), "tune"))
-        for index, taken in turns.items():
+            for index, (_, read) in enumerate(readers):
+                turns[index].append(read(shot))
+        for index, taken in enumerate(turns):
             reads[index].append(taken)
-    for index, (name, _) in enumerate(variants):
-        times = [statistics.median(read.ms for read in taken) for taken in reads[index]]
-        cpu = sum(statistics.median(read.cpu_ms for read in taken) for taken in reads[index])
+    for (name, _), per_shot in zip(readers, reads, strict=True):
+        times = [statistics.median(read.ms for read in taken) for taken in per_shot]
+        cpu = sum(statistics.median(read.cpu_ms for read in taken) for taken in per_shot)
         total = sum(
-            (_cer(taken[-1].lines, shot) for taken, shot in zip(reads[index], shots, strict=True)),
+            (_cer(taken[-1].lines, shot) for taken, shot in zip(per_shot, shots, strict=True)),
             Errors(0, 0),
         )
         print(
-            f"  {name:<18} wall {sum(times):7.0f} ms ({' '.join(f'{t:.0f}' for t in times)})  "
+            f"  {name:<20} wall {sum(times):7.0f} ms ({' '.join(f'{t:.0f}' for t in times)})  "
             f"cpu {cpu:7.0f} ms  CER {100 * total.cer:.2f}%"
         )
+
+
+def _full_read(backend: LocalOCRBackend, shot: Shot) -> Read:
+    return read_screen(backend, shot, ScreenMemory(), "tune")
+
+
+def _shipped_reader(warm_up: Shot) -> Callable[[Shot], Read]:
+    """RapidOCR's own `__call__` with its shipped settings (no angle classifier, as local
+    OCR has always run it), the lines arranged by the same layout code."""
+    from rapidocr_onnxruntime import RapidOCR
+
+    engine = RapidOCR(use_cls=False)
+
+    def read(shot: Shot) -> Read:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        with Image.open(io.BytesIO(shot.png)) as image:
+            bgr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
+        result, _timings = engine(bgr)
+        lines = arrange_lines(boxes_from_ocr(result), *shot.size)
+        elapsed = (time.perf_counter() - started) * 1000
+        return Read(lines, elapsed, "full", (time.process_time() - started_cpu) * 1000)
+
+    read(warm_up)
+    return read
 
 
 def _size(size: tuple[int, int]) -> str:

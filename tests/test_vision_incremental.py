@@ -44,13 +44,19 @@ def font(size: int = 20) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.truetype(str(FONT), size) if FONT.exists() else ImageFont.load_default(size)
 
 
-def page(first: int, count: int, size: tuple[int, int] = SIZE, title: str = "Status") -> bytes:
-    """A window: a fixed title and `count` lines of `LINES` from `first`, 30 px apart."""
+def page(
+    first: int,
+    count: int,
+    size: tuple[int, int] = SIZE,
+    title: str = "Status",
+    lines: Sequence[str] = LINES,
+) -> bytes:
+    """A window: a fixed title and `count` of `lines` from `first`, 30 px apart."""
     image = Image.new("RGB", size, "white")
     draw = ImageDraw.Draw(image)
     draw.rectangle((0, 0, size[0], 36), fill=(225, 228, 235))
     draw.text((14, 8), title, font=font(), fill="black")
-    for row, text in enumerate(LINES[first : first + count]):
+    for row, text in enumerate(lines[first : first + count]):
         draw.text((20, 52 + 30 * row), text, font=font(), fill=(30, 30, 30))
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
@@ -172,6 +178,25 @@ def test_a_scroll_moves_the_kept_lines_and_reads_what_came_in(
     note = scrolled.text.splitlines()[1]
     assert note.startswith("the view scrolled down by 60 px; changed since the previous")
     assert "lines 11–12 (2 of 12 lines); 2 lines of it no longer shown" in note
+
+
+def test_a_repeated_line_that_stays_and_also_scrolls_is_kept_twice(
+    ocr: LocalOCRBackend, reader: RecordingReader
+) -> None:
+    # `$ make test` is at row 3 before and after a two-row scroll, and its copy from row 3
+    # also lands on row 1: each old line must be carried to every place it shows.
+    prompt = "$ make test"
+    lines = [*LINES[:3], prompt, LINES[3], prompt, *LINES[4:11]]
+    memory = ScreenMemory()
+    ocr.describe_screen(page(0, 11, lines=lines), "image/png", memory=memory, stream="cu")
+    reader.looked_at()
+    scrolled = ocr.describe_screen(
+        page(2, 11, lines=lines), "image/png", memory=memory, stream="cu"
+    )
+    assert scrolled.reading == "incremental"
+    texts = [line.split("] ", 1)[1] for line in body(scrolled.text)]
+    assert texts == ["Status", *lines[2:13]]
+    assert texts.count(prompt) == 2
 
 
 def test_a_resolution_change_falls_back_to_a_full_read(

@@ -165,3 +165,16 @@ def test_changed_pixels_become_padded_regions_one_per_line() -> None:
     assert first.left <= 10 - 8 and first.right >= 120 and first.top <= 20 and first.bottom >= 30
     assert second.top <= 150 and second.bottom >= 160 and second.left <= 300
     assert changed_regions(changed_mask(old, old), pad_x=16, pad_y=8) == []
+
+
+def test_a_scroll_through_repeated_lines_is_not_mistaken_for_a_far_jump() -> None:
+    # A terminal repeats its prompts and commands: most rows occur several times, and the
+    # command just run can match, row for row, the same command at the top of the old
+    # screen. Only rows that every line agrees on may decide the shift.
+    rng = np.random.default_rng(7)
+    blocks = [textured(25, 512, seed=seed) for seed in range(13)]
+    order = [0, *rng.integers(1, 13, size=50).tolist()]
+    page = np.concatenate([blocks[index] for index in order])
+    old, new = page[:1000], page[50:1050].copy()
+    new[-25:] = blocks[0]  # the newest line repeats the first line of the old screen
+    assert vertical_shift(new, old, Rect(0, 0, 512, 1000)) == 50

@@ -28,10 +28,12 @@ from ._layout import TextBox
 from ._memory import Screen
 from ._regions import (
     Mask,
+    bounding,
     changed_bounds,
     changed_mask,
     changed_regions,
     merge_rects,
+    overlap,
     same_pixels,
     shifted_mask,
     vertical_shift,
@@ -179,25 +181,21 @@ def _views(
         )
         for region in regions
     ]
-    joined = True
-    while joined:
-        joined = False
-        for i, (first, first_owned) in enumerate(views):
-            for j in range(i + 1, len(views)):
-                second, second_owned = views[j]
-                if _overlap(first, second):
-                    union = _context(_bounding([first, second]), kept, width, height)
-                    views[i] = (union, first_owned + second_owned)
-                    del views[j]
-                    joined = True
-                    break
-            if joined:
-                break
+    while (pair := _overlapping_pair(views)) is not None:
+        first, second = pair
+        (seen, owned), (other, other_owned) = views[first], views[second]
+        union = _context(bounding([seen, other]), kept, width, height)
+        views[first] = (union, owned + other_owned)
+        del views[second]
     return views
 
 
-def _overlap(a: Rect, b: Rect) -> bool:
-    return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
+def _overlapping_pair(views: Sequence[tuple[Rect, list[Rect]]]) -> tuple[int, int] | None:
+    for first in range(len(views)):
+        for second in range(first + 1, len(views)):
+            if overlap(views[first][0], views[second][0]):
+                return first, second
+    return None
 
 
 def _context(area: Rect, kept: Sequence[TextBox], width: int, height: int) -> Rect:
@@ -210,7 +208,7 @@ def _context(area: Rect, kept: Sequence[TextBox], width: int, height: int) -> Re
         cut = [box for box in kept if _cuts(rect, box)]
         if not cut:
             break
-        rect = _bounding([rect, *(_rect(box) for box in cut)]).clipped(width, height)
+        rect = bounding([rect, *(_rect(box) for box in cut)]).clipped(width, height)
     return rect
 
 
@@ -261,12 +259,14 @@ def _carry_over(
     masks: tuple[Mask, Mask],
     margins: _Margins,
 ) -> tuple[list[TextBox], list[Rect]]:
-    """Boxes whose surroundings are unchanged (in place or scrolled), and the areas of the
-    other boxes to read again.
+    """Boxes whose surroundings are unchanged, in place and where a scroll took them, and
+    the areas to read again.
 
-    A box that is not kept is read again where it was, if something there changed that the
-    scroll does not explain, and where the scroll took it, since its text may still show
-    there with only its surroundings changed (a line scrolled next to a static header).
+    Each place is checked on its own: a repeated line (a terminal's prompt) can stay in
+    place and also show, scrolled, a few lines higher. Where a box is not kept in place, it
+    is read again if something there changed that the scroll does not explain; where it is
+    not kept scrolled, it is read again if anything changed there, since its text may still
+    show with only its surroundings changed (a line scrolled next to a static header).
     """
     height, width = new.shape[:2]
     old = previous.pixels
@@ -277,8 +277,7 @@ def _carry_over(
         around = _rect(box).grown(margins.check_x, margins.check_y).clipped(width, height)
         if same_pixels(new, old, around, around):
             kept.append(box)
-            continue
-        if residual[around.top : around.bottom, around.left : around.right].any():
+        elif residual[around.top : around.bottom, around.left : around.right].any():
             dirty.append(_rect(box).clipped(width, height))
         if shift is None:
             continue
@@ -327,7 +326,7 @@ def _absorb(
                 remaining.append(box)
                 continue
             regions = [region for region in regions if region not in hits]
-            regions.append(_bounding([*hits, _rect(box)]).clipped(width, height))
+            regions.append(bounding([*hits, _rect(box)]).clipped(width, height))
             changed = True
         kept = remaining
     return regions, kept
@@ -363,13 +362,4 @@ def _rect(box: TextBox) -> Rect:
         math.floor(box.top),
         math.ceil(box.right) + 1,
         math.ceil(box.bottom) + 1,
-    )
-
-
-def _bounding(rects: Sequence[Rect]) -> Rect:
-    return Rect(
-        min(rect.left for rect in rects),
-        min(rect.top for rect in rects),
-        max(rect.right for rect in rects),
-        max(rect.bottom for rect in rects),
     )

@@ -7,7 +7,8 @@ matching rows of the new screenshot with rows of the old one, strip by strip.
 
 from __future__ import annotations
 
-from collections import Counter
+import heapq
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -25,7 +26,9 @@ STRIP: Final = 256
 """Scroll detection matches rows within vertical strips this wide, so a static sidebar in
 the same rows as a scrolled pane does not hide the scroll."""
 MIN_SCROLL_ROWS: Final = 8
-"""A shift is believed only when at least this many distinct rows agree on it."""
+"""A shift is believed only when at least this many rows' worth of votes agree on it."""
+MAX_REPEATS: Final = 8
+"""A row that occurs more often than this in the old strip does not vote."""
 MAX_REGIONS: Final = 64
 """More separate changes than this are read as one bounding region."""
 _MULTIPLIERS: Final = np.random.default_rng(20_241_117).integers(
@@ -70,16 +73,16 @@ def merge_rects(rects: Iterable[Rect], width: int, height: int) -> list[Rect]:
     """`rects` with every overlapping pair joined into their bounding rectangle."""
     pending = [rect for rect in rects if rect.area > 0]
     if len(pending) > MAX_REGIONS:
-        return [_bounding(pending).clipped(width, height)]
+        return [bounding(pending).clipped(width, height)]
     merged: list[Rect] = []
     while pending:
         current = pending.pop()
-        overlapping = [rect for rect in merged if _overlap(rect, current)]
+        overlapping = [rect for rect in merged if overlap(rect, current)]
         if not overlapping:
             merged.append(current)
             continue
-        merged = [rect for rect in merged if not _overlap(rect, current)]
-        pending.append(_bounding([current, *overlapping]))
+        merged = [rect for rect in merged if not overlap(rect, current)]
+        pending.append(bounding([current, *overlapping]))
     return sorted(merged, key=lambda rect: (rect.top, rect.left))
 
 
@@ -101,27 +104,29 @@ def vertical_shift(new: Pixels, old: Pixels, area: Rect) -> int | None:
     """How many rows the content of `area` moved up (negative: down), or None.
 
     Row `y` of `new` shows row `y + shift` of `old`. Each strip of `area` votes with its
-    rows that occur exactly once in the old strip; blank and repeated rows do not vote.
+    rows: a row found at `k` places of the old strip gives each of them `1/k` of a vote, and
+    rows found at more than `MAX_REPEATS` places (blank lines, rules) do not vote. Repeated
+    lines are common (a terminal's prompts), and new content can match an old line far away
+    by chance; the true shift is the one nearly every row agrees on.
     """
     width = new.shape[1]
     if width < STRIP:
         return None
-    votes: Counter[int] = Counter()
+    votes: defaultdict[int, float] = defaultdict(float)
     for start in range(area.left, area.right, STRIP):
         left = min(start, width - STRIP)
-        old_rows = _row_signatures(old, left)
+        places = _row_places(_row_signatures(old, left))
         new_rows = _row_signatures(new, left)[area.top : area.bottom]
-        unique_old = _unique_positions(old_rows)
         for offset, signature in enumerate(new_rows.tolist()):
-            found = unique_old.get(signature)
-            if found is not None:
-                votes[found - (area.top + offset)] += 1
+            found = places.get(signature, ())
+            for place in found:
+                votes[place - (area.top + offset)] += 1 / len(found)
     votes.pop(0, None)
     if not votes:
         return None
-    ranked = votes.most_common(2)
+    ranked = heapq.nlargest(2, votes.items(), key=lambda item: item[1])
     shift, support = ranked[0]
-    runner_up = ranked[1][1] if len(ranked) > 1 else 0
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if support < MIN_SCROLL_ROWS or support < 2 * runner_up:
         return None
     return shift
@@ -156,10 +161,12 @@ def _row_signatures(image: Pixels, left: int) -> npt.NDArray[np.uint64]:
     return signatures
 
 
-def _unique_positions(signatures: npt.NDArray[np.uint64]) -> dict[int, int]:
-    values, first, counts = np.unique(signatures, return_index=True, return_counts=True)
-    once = counts == 1
-    return dict(zip(values[once].tolist(), first[once].tolist(), strict=True))
+def _row_places(signatures: npt.NDArray[np.uint64]) -> dict[int, tuple[int, ...]]:
+    """Where each row signature occurs, for those occurring at most `MAX_REPEATS` times."""
+    places: dict[int, list[int]] = {}
+    for row, signature in enumerate(signatures.tolist()):
+        places.setdefault(signature, []).append(row)
+    return {sig: tuple(rows) for sig, rows in places.items() if len(rows) <= MAX_REPEATS}
 
 
 def _tile_grid(mask: Mask) -> Mask:
@@ -170,11 +177,13 @@ def _tile_grid(mask: Mask) -> Mask:
     return np.asarray(padded.reshape(rows, TILE, columns, TILE).any(axis=(1, 3)), dtype=np.bool_)
 
 
-def _overlap(a: Rect, b: Rect) -> bool:
+def overlap(a: Rect, b: Rect) -> bool:
+    """True when the two rectangles share any pixel."""
     return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
 
 
-def _bounding(rects: Sequence[Rect]) -> Rect:
+def bounding(rects: Sequence[Rect]) -> Rect:
+    """The smallest rectangle holding all of `rects`."""
     return Rect(
         min(rect.left for rect in rects),
         min(rect.top for rect in rects),
