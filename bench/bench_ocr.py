@@ -231,8 +231,11 @@ def print_summary(rows: list[Row]) -> None:
 
 
 def _print_engines(rows: list[Row]) -> None:
+    # An unchanged screen is one screenshot, however many times it is taken.
     distinct = {
-        (_size(row.size), row.kind, row.step): row for row in rows if row.kind != "unchanged"
+        (_size(row.size), row.kind, row.step): row
+        for row in rows
+        if row.kind != "unchanged" or row.step == 0
     }
     rapid = sum((row.full for row in distinct.values()), Errors(0, 0))
     rapid_ms = statistics.median(row.full_ms for row in distinct.values())
