@@ -28,7 +28,7 @@ from .payloads._turn import tool_calls
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
-from .vision import VisionBackend, backend_from_config
+from .vision import ScreenMemory, VisionBackend, backend_from_config
 
 __all__ = ["Router"]
 
@@ -57,6 +57,9 @@ class Router:
         self._vision = vision
         self._backends: dict[tuple[str, str], VisionBackend] = {}
         self._lock = threading.Lock()
+        # Recent screenshots per source, so the text lane re-reads only what changed; per
+        # router, so two agents (or two routers over one backend) never mix their screens.
+        self._screens = ScreenMemory()
 
     @property
     def gate(self) -> Gate:
@@ -223,6 +226,7 @@ class Router:
             api=api,
             registry=self._gate.resolver.registry,
             delivery=delivery,
+            screens=self._screens,
         )
 
     def _traced(self, result: RoutedResult) -> RoutedResult:

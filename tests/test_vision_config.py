@@ -54,7 +54,10 @@ def test_config_case(case: dict[str, Any]) -> None:
         return
     settings = parse_vision_settings(config, **main)
     for field, expected in case["want"].items():
-        assert as_plain(getattr(settings, field)) == expected, field
+        value: Any = settings
+        for name in field.split("."):
+            value = getattr(value, name)
+        assert as_plain(value) == expected, field
 
 
 def test_cases_cover_every_error_code() -> None:
@@ -104,3 +107,10 @@ def test_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(backend.inner, OpenAICompatibleBackend)
     assert backend.inner.api_key_env is None
     assert backend.inner.url == "http://localhost:11434/v1/chat/completions"
+
+
+def test_ocr_settings_reach_the_local_backend() -> None:
+    backend = backend_from_config({"auxiliary": {"vision": {"ocr": {"threads": 1}}}})
+    assert isinstance(backend.inner, LocalOCRBackend)
+    assert backend.inner.settings.threads == 1
+    assert backend.inner.settings.det_max_side == 2000

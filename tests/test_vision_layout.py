@@ -81,6 +81,24 @@ def test_columns_with_different_line_spacing_are_read_one_after_the_other() -> N
     ]
 
 
+def test_a_loose_paragraph_beside_a_form_keeps_its_order_when_boxes_wobble() -> None:
+    # Form labels every 56 px beside help text every 30 px: the help text's gaps sit right at
+    # half a text height, and the detector moves boxes by a pixel when anything on screen
+    # changes. Whatever the wobble, the order must not flip between rows and columns.
+    orders = set()
+    for wobble in (-1.0, 0.0, 1.0):
+        labels = [box(10, 56 * index, f"label{index}") for index in range(6)]
+        help_text = [
+            box(500, 30 * index + (wobble if index % 2 else 0), f"help{index}", width=300)
+            for index in range(11)
+        ]
+        lines = arrange_lines([*help_text, *labels], 1000, 400)
+        orders.add(tuple(line.text for line in lines))
+    assert orders == {
+        (*(f"label{index}" for index in range(6)), *(f"help{index}" for index in range(11)))
+    }
+
+
 def test_indented_code_stays_on_its_line_number() -> None:
     words = [box(0, 0, "6", width=15), box(100, 0, "invoice = get(invoice_id)", width=300)]
     assert [line.text for line in arrange_lines(words, 1000, 100)] == [

@@ -19,6 +19,7 @@ from visiongate.adapters.vision import (
     describe_or_unavailable,
     describe_or_unavailable_async,
 )
+from visiongate.adapters.vision._memory import ScreenBackend
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,9 @@ def test_public_names_are_exactly_the_intended_ones() -> None:
         "Description",
         "DescriptionNote",
         "LocalOCRBackend",
+        "OcrSettings",
         "OpenAICompatibleBackend",
+        "ScreenMemory",
         "VisionBackend",
         "VisionConfigError",
         "VisionSettings",
@@ -157,3 +160,7 @@ def test_every_backend_here_meets_the_protocol() -> None:
     with vision.OpenAICompatibleBackend("ollama", "m", "http://127.0.0.1:9/v1", None) as http:
         backends = [local, http, vision.CachedVisionBackend(local)]
         assert all(isinstance(backend, vision.VisionBackend) for backend in backends)
+        # Screenshot streams: local OCR reads them incrementally, the cache passes them on.
+        assert isinstance(local, ScreenBackend)
+        assert isinstance(vision.CachedVisionBackend(http), ScreenBackend)
+        assert not isinstance(http, ScreenBackend)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,16 +59,16 @@ def test_screenshot_text_in_reading_order_with_positions(ocr: LocalOCRBackend) -
     header, *lines = description.text.splitlines()
     assert header.startswith("800x300 image, text read by local OCR: 4 lines")
     assert lines == [
-        "[top-left] Settings",
-        "[top-right] Sign out",
-        "[center] Save changes to invoice 42?",
-        "[bottom-right] Cancel",
+        "1 [top-left] Settings",
+        "2 [top-right] Sign out",
+        "3 [center] Save changes to invoice 42?",
+        "4 [bottom-right] Cancel",
     ]
 
 
 def test_transparent_screenshot_is_read_on_white(ocr: LocalOCRBackend) -> None:
     description = ocr.describe(dialog("RGBA", (0, 0, 0, 0)), "image/png")
-    assert "[center] Save changes to invoice 42?" in description.text
+    assert "3 [center] Save changes to invoice 42?" in description.text
 
 
 def test_photo_says_no_text_and_invents_nothing(ocr: LocalOCRBackend) -> None:
@@ -96,7 +95,7 @@ def test_question_is_answered_plainly_with_the_text(ocr: LocalOCRBackend) -> Non
     first, *rest = description.text.splitlines()
     assert first.startswith("local OCR cannot answer questions about images")
     assert "`what is the invoice total?`" in first
-    assert "[center] Save changes to invoice 42?" in rest
+    assert "3 [center] Save changes to invoice 42?" in rest
 
 
 def test_note_for_a_screenshot(ocr: LocalOCRBackend) -> None:
@@ -129,17 +128,38 @@ def test_missing_rapidocr_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -
     assert "pip install 'visiongate[ocr]'" in caught.value.reason
 
 
+class BrokenReader:
+    """Models that fail the way onnxruntime does on input it cannot take."""
+
+    def detect(self, image: object, scale: float) -> list[object]:
+        raise RuntimeError("onnxruntime: bad input")
+
+    def recognise(self, crops: object) -> list[tuple[str, float]]:
+        raise AssertionError("recognition must not run after detection failed")
+
+
 def test_engine_failure_becomes_a_reason() -> None:
-    def broken_engine() -> Callable[[object], tuple[object, object]]:
-        def run(image: object) -> tuple[object, object]:
-            raise RuntimeError("onnxruntime: bad input")
-
-        return run
-
-    backend = LocalOCRBackend(engine_factory=broken_engine)
+    backend = LocalOCRBackend(reader_factory=lambda _settings: BrokenReader())  # type: ignore[arg-type,return-value]
     note = describe_or_unavailable(backend, dialog(), "image/png", media_path=None)
     assert not note.ok
     assert note.text == (
         "[vision unavailable: local ocr failed: onnxruntime: bad input; "
         "the image was not shown to the model.]"
     )
+
+
+def test_small_ui_text_keeps_its_spaces(ocr: LocalOCRBackend) -> None:
+    # On crops that hug the glyphs, the recogniser read 15 px text as `thetokencachesettings`;
+    # a margin above and below each crop keeps the spaces.
+    lines = [
+        "the token cache settings produced text open lane branch",
+        "window budget forecast the commit error revenue the routes",
+        "server forecast budget agent produced lane revenue window",
+    ]
+    image = Image.new("RGB", (900, 130), (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    small = ImageFont.truetype(str(FONT_PATHS[0]), 15) if FONT_PATHS[0].exists() else font(15)
+    for row, text in enumerate(lines):
+        draw.text((20, 16 + 34 * row), text, font=small, fill=(40, 40, 40))
+    description = ocr.describe(encode(image), "image/png")
+    assert [line.split("] ", 1)[1] for line in description.text.splitlines()[1:]] == lines

@@ -36,6 +36,7 @@ from ..sanitize._sanitizer import Sanitizer
 from ..vision import (
     Description,
     DescriptionNote,
+    ScreenMemory,
     VisionBackend,
     VisionUnavailable,
     describe_or_unavailable_async,
@@ -45,6 +46,8 @@ __all__ = ["LaneContext", "attached_summary", "description_block", "image_label"
 
 VisionFactory = Callable[[], VisionBackend]
 """Builds (or returns) the auxiliary vision backend; may raise `VisionUnavailable`."""
+_SCREEN_STREAMS = frozenset({"computer_use", "browser"})
+"""Sources whose images are consecutive screenshots, read against the previous one."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class LaneContext:
     """For the limits of an API shape other than the route's."""
     delivery: Literal["message", "string"] = "message"
     """`string`: the caller takes text only, so no pixels can be delivered at all."""
+    screens: ScreenMemory | None = None
+    """The router's recent screenshots per source, for incremental description."""
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -151,8 +156,15 @@ class LaneContext:
             backend = self.vision()
         except VisionUnavailable as error:
             backend = _Unavailable(error.reason)
+        stream = self.source if self.source in _SCREEN_STREAMS else None
         return await describe_or_unavailable_async(
-            backend, image, media_type, media_path=media_path, question=question
+            backend,
+            image,
+            media_type,
+            media_path=media_path,
+            question=question,
+            memory=self.screens,
+            stream=stream,
         )
 
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:

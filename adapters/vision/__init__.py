@@ -29,14 +29,18 @@ from ._base import (
 from ._cache import CachedVisionBackend
 from ._config import VisionSettings, backend_from_config, parse_vision_settings
 from ._http import OpenAICompatibleBackend
+from ._memory import ScreenBackend, ScreenMemory
 from ._ocr import LocalOCRBackend
+from ._tuning import OcrSettings
 
 __all__ = [
     "CachedVisionBackend",
     "Description",
     "DescriptionNote",
     "LocalOCRBackend",
+    "OcrSettings",
     "OpenAICompatibleBackend",
+    "ScreenMemory",
     "VisionBackend",
     "VisionConfigError",
     "VisionSettings",
@@ -77,15 +81,19 @@ def describe_or_unavailable(
     *,
     media_path: str | None,
     question: str | None = None,
+    memory: ScreenMemory | None = None,
+    stream: str | None = None,
 ) -> DescriptionNote:
     """Describe `image` for the model; on any backend failure, say why instead.
 
-    Never raises because a backend failed: the note then says vision was unavailable,
-    keeps the `MEDIA:` path, and holds no image data.
+    With a `memory` and a `stream` (the source, such as `computer_use`), a backend that
+    reads screenshot streams reads only what changed since the previous screenshot of that
+    stream and says so. Never raises because a backend failed: the note then says vision
+    was unavailable, keeps the `MEDIA:` path, and holds no image data.
     """
     name = backend.name
     try:
-        description = backend.describe(image, media_type, question=question)
+        description = _describe(backend, image, media_type, question, memory, stream)
     except VisionUnavailable as exc:
         return _unavailable(name, exc.reason, media_path)
     except Exception as exc:
@@ -108,6 +116,8 @@ async def describe_or_unavailable_async(
     *,
     media_path: str | None,
     question: str | None = None,
+    memory: ScreenMemory | None = None,
+    stream: str | None = None,
 ) -> DescriptionNote:
     """`describe_or_unavailable` in a worker thread, for callers on an event loop.
 
@@ -120,7 +130,22 @@ async def describe_or_unavailable_async(
         media_type,
         media_path=media_path,
         question=question,
+        memory=memory,
+        stream=stream,
     )
+
+
+def _describe(
+    backend: VisionBackend,
+    image: bytes,
+    media_type: str,
+    question: str | None,
+    memory: ScreenMemory | None,
+    stream: str | None,
+) -> Description:
+    if memory is not None and stream and question is None and isinstance(backend, ScreenBackend):
+        return backend.describe_screen(image, media_type, memory=memory, stream=stream)
+    return backend.describe(image, media_type, question=question)
 
 
 def _defused(text: str) -> str:

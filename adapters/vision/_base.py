@@ -58,6 +58,9 @@ class Description:
     """OCR only: whether any text was read; None for backends that do not know."""
     lines: int | None = None
     """OCR only: how many lines of text were read."""
+    reading: str | None = None
+    """OCR only: `full`, `incremental` (only what changed since the previous screenshot of
+    the source was read) or `repeat` (a remembered screenshot, nothing read)."""
 
 
 @runtime_checkable

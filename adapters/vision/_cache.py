@@ -9,6 +9,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from ._base import Description, VisionBackend
+from ._memory import ScreenBackend, ScreenMemory
 
 
 class CachedVisionBackend:
@@ -48,6 +49,20 @@ class CachedVisionBackend:
         description = self.inner.describe(image, media_type, question=question)
         self._store(key, description)
         return description
+
+    def describe_screen(
+        self, image: bytes, media_type: str, *, memory: ScreenMemory, stream: str
+    ) -> Description:
+        """One screenshot of `stream`: the wrapped backend's own stream reading if it has
+        one, else the cached description.
+
+        Stream reading bypasses this cache: the memory already holds recent screenshots by
+        content hash, and a description from this cache would miss what changed since the
+        previous screenshot.
+        """
+        if isinstance(self.inner, ScreenBackend):
+            return self.inner.describe_screen(image, media_type, memory=memory, stream=stream)
+        return self.describe(image, media_type)
 
     def _lookup(self, key: str) -> Description | None:
         with self._lock:

@@ -31,6 +31,7 @@ from ._http import (
     default_deadline,
 )
 from ._ocr import LocalOCRBackend
+from ._tuning import OcrSettings, parse_ocr_settings
 
 PATH: Final = "auxiliary.vision"
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -100,6 +101,8 @@ class VisionSettings:
     """Base64 text per image sent to the backend; images are fitted to it first."""
     max_edge_px: int = DEFAULT_MAX_EDGE_PX
     """Long-edge ceiling of the images sent to the backend."""
+    ocr: OcrSettings = field(default_factory=OcrSettings)
+    """`auxiliary.vision.ocr`: how local OCR runs (used only when `kind` is `local-ocr`)."""
 
 
 def backend_from_config(
@@ -126,7 +129,7 @@ def backend_from_config(
 def build_backend(settings: VisionSettings) -> VisionBackend:
     """The uncached backend for `settings`; checks that the api key variable is set."""
     if settings.kind == "local-ocr":
-        return LocalOCRBackend()
+        return LocalOCRBackend(settings.ocr)
     return OpenAICompatibleBackend(
         provider=settings.provider,
         model=settings.model,
@@ -155,10 +158,10 @@ def parse_vision_settings(
     model = _text(section, "model")
     base_url = _text(section, "base_url")
     if provider in LOCAL_OCR_NAMES:
-        return VisionSettings()
+        return VisionSettings(ocr=parse_ocr_settings(section))
     if provider in UNSET_NAMES and not base_url:
         _refuse_model_without_provider(model)
-        return VisionSettings()
+        return VisionSettings(ocr=parse_ocr_settings(section))
     if provider == "main":
         provider, model, base_url = _main_provider(
             model, base_url, main_provider, main_model, main_base_url

@@ -20,7 +20,16 @@ from typing import Any, Final
 ROW_OVERLAP: Final = 0.5
 """Two boxes share a row when their vertical overlap is at least this share of the shorter."""
 BAND_GAP: Final = 0.5
-"""A horizontal gap at least this many text heights tall separates bands of text."""
+"""A horizontal gap at least this many text heights tall may separate bands of text..."""
+SURE_BAND_GAP: Final = 1.0
+"""... and one this tall always does."""
+STANDOUT: Final = 2.0
+"""A band gap between the two must be this many times the group's typical gap.
+
+Loosely spaced paragraphs have gaps of up to about half a text height, right at
+`BAND_GAP`: the detector's boxes move by a pixel or two when anything on the screen changes,
+and a fixed threshold there would flip the reading order of a whole page from one
+screenshot to the next. A gap that merely matches its neighbours never cuts."""
 COLUMN_GAP: Final = 3.0
 """A vertical gap this many text heights wide, down a whole band, separates columns."""
 ROW_GAP: Final = 6.0
@@ -111,7 +120,12 @@ def _blocks(boxes: Sequence[TextBox], text_height: float) -> list[list[TextBox]]
 
 
 def _cut(group: list[TextBox], text_height: float) -> list[list[TextBox]]:
-    bands = _split(group, vertical=True, min_gap=BAND_GAP * text_height)
+    bands = _split(
+        group,
+        vertical=True,
+        min_gap=BAND_GAP * text_height,
+        sure_gap=SURE_BAND_GAP * text_height,
+    )
     if len(bands) > 1:
         return bands
     if _one_row(group):
@@ -124,21 +138,35 @@ def _one_row(group: Sequence[TextBox]) -> bool:
     return min(b.bottom for b in group) > max(b.top for b in group)
 
 
-def _split(group: list[TextBox], *, vertical: bool, min_gap: float) -> list[list[TextBox]]:
-    """`group` cut wherever no box covers a gap of at least `min_gap` along one axis."""
+def _split(
+    group: list[TextBox], *, vertical: bool, min_gap: float, sure_gap: float | None = None
+) -> list[list[TextBox]]:
+    """`group` cut wherever no box covers a gap of at least `min_gap` along one axis.
+
+    With `sure_gap`, a gap shorter than it cuts only if it also stands out (`STANDOUT`)
+    from the group's typical gap.
+    """
 
     def span(box: TextBox) -> tuple[float, float]:
         return (box.top, box.bottom) if vertical else (box.left, box.right)
 
     ordered = sorted(group, key=span)
-    parts = [[ordered[0]]]
+    gaps = []
     reach = span(ordered[0])[1]
     for box in ordered[1:]:
         start, end = span(box)
-        if start - reach >= min_gap:
+        gaps.append(start - reach)
+        reach = max(reach, end)
+    positive = [gap for gap in gaps if gap > 0]
+    bar = min_gap
+    if sure_gap is not None:
+        typical = median(positive) if positive else 0.0
+        bar = max(min_gap, min(sure_gap, STANDOUT * typical))
+    parts = [[ordered[0]]]
+    for box, gap in zip(ordered[1:], gaps, strict=True):
+        if gap >= bar:
             parts.append([])
         parts[-1].append(box)
-        reach = max(reach, end)
     return parts
 
 

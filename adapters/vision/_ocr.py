@@ -7,17 +7,25 @@ never guesses at what a picture shows.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from PIL import Image, UnidentifiedImageError
 
 from ._base import Description, VisionUnavailable, clip_text, one_line
-from ._layout import TextLine, arrange_lines, boxes_from_ocr
+from ._changes import change_note
+from ._layout import TextLine, arrange_lines
+from ._memory import Screen, ScreenMemory
+from ._tuning import OcrSettings, detection_scale
+
+if TYPE_CHECKING:
+    from ._engine import Pixels, TextReader
+    from ._incremental import Reading
 
 BACKEND_NAME: Final = "local-ocr"
 MAX_LINES: Final = 300
@@ -33,21 +41,29 @@ NO_TEXT: Final = (
     "the local OCR backend cannot describe non-text content"
 )
 
-OcrEngine = Callable[[Any], tuple[Any, Any]]
-"""RapidOCR's call shape: `engine(bgr_array) -> (result or None, timings)`."""
+ReaderFactory = Callable[[OcrSettings], "TextReader"]
+"""Builds the OCR models once, on first use; the default loads RapidOCR's."""
 
 
 class LocalOCRBackend:
     """Describes images by the text RapidOCR reads in them.
 
-    The engine loads lazily on first use, once per instance. `describe` is safe to call
-    from several threads: one lock guards loading and running the engine, because the
-    engine keeps per-call settings on itself and already uses every core for one image.
+    The models load lazily on first use, once per instance. `describe` is safe to call
+    from several threads: one lock guards loading and running the models, which keep
+    per-call state on themselves (and two reads at once would only fight over the cores).
+    `describe_screen` reads a screenshot incrementally against the previous ones of its
+    source, kept in a `ScreenMemory`.
     """
 
-    def __init__(self, engine_factory: Callable[[], OcrEngine] | None = None) -> None:
-        self._engine_factory = engine_factory or _rapidocr_engine
-        self._engine: OcrEngine | None = None
+    def __init__(
+        self,
+        settings: OcrSettings | None = None,
+        *,
+        reader_factory: ReaderFactory | None = None,
+    ) -> None:
+        self.settings = settings or OcrSettings()
+        self._reader_factory = reader_factory or _rapid_reader
+        self._reader: TextReader | None = None
         self._lock = threading.Lock()
 
     @property
@@ -59,55 +75,122 @@ class LocalOCRBackend:
     ) -> Description:
         """Size and visible text of `image`; with a `question`, says OCR cannot answer it."""
         started = time.perf_counter()
-        width, height, bgr = _decode(image)
-        lines = arrange_lines(boxes_from_ocr(self._read(bgr)), width, height)
+        width, height, pixels = _decode(image)
+        reading = self._read(pixels, digest="", recent=())
+        lines = arrange_lines(reading.boxes, width, height)
         text = describe_lines(lines, width, height)
         if question:
             text = f"{_question_note(question)}\n{text}"
-        return Description(
-            text=text,
-            backend=BACKEND_NAME,
-            cached=False,
-            elapsed_ms=(time.perf_counter() - started) * 1000,
-            found_text=bool(lines),
-            lines=len(lines),
-        )
+        return _description(text, lines, started, reading.mode)
 
-    def _read(self, bgr: Any) -> Any:
-        # The engine is third-party native code that can fail in many ways; the backend
+    def describe_screen(
+        self, image: bytes, media_type: str, *, memory: ScreenMemory, stream: str
+    ) -> Description:
+        """`describe` for one screenshot of a stream (a source such as `computer_use`).
+
+        Reads only what changed since the screenshots of `stream` kept in `memory`, says
+        which lines changed since the previous one, and remembers this one in their place.
+        """
+        started = time.perf_counter()
+        digest = hashlib.sha256(image).hexdigest()
+        recent = memory.recent(stream)
+        usable = recent if self.settings.incremental else ()
+        screen = self._twin(usable, digest)
+        mode, scroll = "repeat", None
+        if screen is None:
+            screen, mode, scroll = self._screen(image, digest, usable)
+        width, height = screen.size
+        previous = recent[0] if recent and recent[0].size == (width, height) else None
+        before = [line.text for line in previous.lines] if previous is not None else None
+        note = change_note(before, [line.text for line in screen.lines], scroll)
+        memory.remember(stream, screen, keep=self.settings.history)
+        text = describe_lines(screen.lines, width, height, note=note)
+        return _description(text, screen.lines, started, mode)
+
+    def _twin(self, recent: Sequence[Screen], digest: str) -> Screen | None:
+        """A remembered screenshot with the very same bytes, read with these settings."""
+        for screen in recent:
+            if screen.digest == digest and screen.setup == self._setup(*screen.size):
+                return screen
+        return None
+
+    def _screen(
+        self, image: bytes, digest: str, recent: Sequence[Screen]
+    ) -> tuple[Screen, str, int | None]:
+        width, height, pixels = _decode(image)
+        reading = self._read(pixels, digest, recent)
+        lines = tuple(arrange_lines(reading.boxes, width, height))
+        pixels.setflags(write=False)
+        screen = Screen(pixels, digest, reading.boxes, lines, self._setup(width, height))
+        return screen, reading.mode, reading.scroll
+
+    def _setup(self, width: int, height: int) -> tuple[float, ...]:
+        """What the boxes depend on besides the pixels: the detection scale and its limit."""
+        scale = detection_scale(width, height, self.settings)
+        return (scale, float(self.settings.det_max_side))
+
+    def _read(self, pixels: Pixels, digest: str, recent: Sequence[Screen]) -> Reading:
+        # The models are third-party native code that can fail in many ways; the backend
         # contract turns every failure into a reason, with the cause chained for debugging.
+        read_screen = _read_screen()
+        height, width = pixels.shape[:2]
+        setup = self._setup(width, height)
         with self._lock:
-            if self._engine is None:
-                self._engine = self._start_engine()
+            reader = self._loaded_reader()
             try:
-                result, _timings = self._engine(bgr)
+                return read_screen(
+                    reader, pixels, setup[0], setup=setup, digest=digest, recent=recent
+                )
+            except VisionUnavailable:
+                raise
             except Exception as exc:
                 raise VisionUnavailable(f"local ocr failed: {one_line(str(exc))}") from exc
-        return result
 
-    def _start_engine(self) -> OcrEngine:
-        try:
-            return self._engine_factory()
-        except VisionUnavailable:
-            raise
-        except Exception as exc:
-            raise VisionUnavailable(f"local ocr could not start: {one_line(str(exc))}") from exc
+    def _loaded_reader(self) -> TextReader:
+        if self._reader is None:
+            try:
+                self._reader = self._reader_factory(self.settings)
+            except VisionUnavailable:
+                raise
+            except Exception as exc:
+                reason = f"local ocr could not start: {one_line(str(exc))}"
+                raise VisionUnavailable(reason) from exc
+        return self._reader
 
 
-def describe_lines(lines: Sequence[TextLine], width: int, height: int) -> str:
-    """The model-facing text for OCR lines, or the plain no-text statement."""
+def _description(text: str, lines: Sequence[TextLine], started: float, mode: str) -> Description:
+    return Description(
+        text=text,
+        backend=BACKEND_NAME,
+        cached=mode == "repeat",
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+        found_text=bool(lines),
+        lines=len(lines),
+        reading=mode,
+    )
+
+
+def describe_lines(
+    lines: Sequence[TextLine], width: int, height: int, *, note: str | None = None
+) -> str:
+    """The model-facing text for OCR lines, or the plain no-text statement.
+
+    Lines are numbered from 1, so `note` (what changed since the previous screenshot) can
+    name them.
+    """
     if not lines:
-        return f"{width}x{height} image: {NO_TEXT}"
+        text = f"{width}x{height} image: {NO_TEXT}"
+        return f"{text}\n{note}" if note else text
     shown = lines[:MAX_LINES]
     header = (
         f"{width}x{height} image, text read by local OCR: {len(lines)} "
-        f"line{'s' if len(lines) != 1 else ''} in reading order, region by region "
+        f"line{'s' if len(lines) != 1 else ''} in reading order, region by region, numbered "
         "(positions are rough, on a 3x3 grid of the image)"
     )
-    body = [f"[{line.position}] {line.text}" for line in shown]
+    body = [f"{number} [{line.position}] {line.text}" for number, line in enumerate(shown, 1)]
     if len(lines) > len(shown):
         body.append(f"({len(lines) - len(shown)} more lines not shown)")
-    return clip_text("\n".join([header, *body]), MAX_CHARS)
+    return clip_text("\n".join([header, *([note] if note else []), *body]), MAX_CHARS)
 
 
 def _question_note(question: str) -> str:
@@ -118,7 +201,7 @@ def _question_note(question: str) -> str:
 
 
 def _decode(image: bytes) -> tuple[int, int, Any]:
-    """Width, height and a BGR uint8 array (RapidOCR's channel order) of `image`."""
+    """Width, height and an RGB uint8 array of `image`."""
     np = _import_numpy()
     try:
         with warnings.catch_warnings():
@@ -134,8 +217,7 @@ def _decode(image: bytes) -> tuple[int, int, Any]:
         ) from exc
     except (OSError, ValueError, Image.DecompressionBombError) as exc:
         raise VisionUnavailable(f"the image could not be decoded ({one_line(str(exc))})") from exc
-    bgr = np.ascontiguousarray(np.asarray(rgb)[:, :, ::-1])
-    return rgb.width, rgb.height, bgr
+    return rgb.width, rgb.height, np.asarray(rgb, dtype=np.uint8)
 
 
 def _check_size(width: int, height: int) -> None:
@@ -154,7 +236,7 @@ def _flatten_to_rgb(image: Image.Image) -> Image.Image:
         canvas = Image.new("RGB", rgba.size, "white")
         canvas.paste(rgba, mask=rgba.getchannel("A"))
         return canvas
-    return image.convert("RGB")
+    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 def _import_numpy() -> Any:
@@ -165,12 +247,20 @@ def _import_numpy() -> Any:
     return numpy
 
 
-def _rapidocr_engine() -> OcrEngine:
+def _read_screen() -> Callable[..., Reading]:
+    """The incremental reader; it needs numpy and OpenCV, which come with the OCR extra."""
     try:
-        from rapidocr_onnxruntime import RapidOCR
+        from ._incremental import read_screen
     except ImportError as exc:
         raise VisionUnavailable(INSTALL_HINT) from exc
-    # No angle classifier: screenshots are never upside down, and on small UI text the
-    # classifier flips crops by mistake (it read a menu's `Edit` as `IP3`). It also saves time.
-    engine: OcrEngine = RapidOCR(use_cls=False)
-    return engine
+    return read_screen
+
+
+def _rapid_reader(settings: OcrSettings) -> TextReader:
+    try:
+        import rapidocr_onnxruntime  # noqa: F401  (the models ship in this package)
+    except ImportError as exc:
+        raise VisionUnavailable(INSTALL_HINT) from exc
+    from ._engine import RapidReader
+
+    return RapidReader(settings)
