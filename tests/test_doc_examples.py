@@ -258,8 +258,8 @@ def test_the_exemption_example_passes_strict_lint_with_its_two_exemptions(
     assert {item["code"] for item in report["files"][0]["suppressed"]} == {"gap", "redundant"}
 
 
-def test_the_auxiliary_vision_example_is_a_clean_agent_config() -> None:
-    [block] = _find(lambda b: _start(b, "auxiliary:"))
+@pytest.mark.parametrize("block", _find(lambda b: _start(b, "auxiliary:")), ids=lambda b: b.where)
+def test_the_auxiliary_vision_examples_are_clean_agent_configs(block: Block) -> None:
     assert AgentConfig.from_text(block.text, "agent.yaml").diagnostics == ()
 
 

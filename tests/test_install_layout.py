@@ -175,4 +175,4 @@ def test_rule_pages_and_json_schemas_ship_in_the_package(installed: Path) -> Non
     assert done.returncode == 0, done.stderr
     location, first = done.stdout.split()
     assert Path(location).is_relative_to(installed)
-    assert first == "urn:visiongate:schema:decision-record"
+    assert first == "urn:visiongate:schema:audit"  # the first of the sorted ids
