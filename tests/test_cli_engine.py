@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from visiongate.cli import main
+from visiongate.engine._load import bundled_policy_text
 
 ROOT = Path(__file__).parent.parent
 
@@ -161,3 +162,17 @@ def test_lint_config_reports_the_error_and_the_near_misses(
     assert code == 3 and "yaml-syntax" in out
     code, out, _err = run(capsys, "lint", "--config", str(config), str(ROOT / "policies"))
     assert code == 3 and "default.yaml" not in out  # the shipped policies are clean
+
+
+def test_decide_names_a_bundled_policy_as_bundled_never_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A bundled policy has no path (it is recorded as bundled): the text said `None`."""
+    assert main(["decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("policy:"))
+    assert "bundled default, visiongate " in line and "None" not in line
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(bundled_policy_text("default").replace('"2.0.0"', '"2.0.1"'))
+    facts = "mode=text catalog=vision aux=unset path=accepts"
+    assert main(["decide", "--policy", str(mine), "--facts", facts]) == 0
+    assert str(mine.absolute()) in capsys.readouterr().out

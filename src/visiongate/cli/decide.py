@@ -16,7 +16,7 @@ from visiongate.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from visiongate.engine import Decision, Gate
+    from visiongate.engine import Decision, Gate, PolicyRef
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +120,14 @@ def render_decision(decision: Decision) -> str:
     if len(decision.matched) > 1:
         lines.append(f"matched: {', '.join(decision.matched)}")
     lines.append(
-        f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {policy.path})"
+        f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {_where(policy)})"
     )
     lines += [w if w.startswith("error: ") else f"warning: {w}" for w in decision.warnings]
     return "\n".join(lines)
+
+
+def _where(policy: PolicyRef) -> str:
+    """`bundled default, visiongate 0.1.0` or the policy file's path."""
+    if policy.bundled is not None:
+        return f"bundled {policy.bundled}, visiongate {policy.package_version}"
+    return policy.path or "given as text"
