@@ -96,6 +96,8 @@ class Relay:
         self._pending: dict[IdKey, _Pending] = {}
         self._task_tools: dict[str, str | None] = {}
         self._code: int | None = None
+        self._expired: asyncio.Queue[IdKey] = asyncio.Queue()
+        """Requests past their deadline, from the loop's timers to `_deadline_loop`."""
         self._answers: TaskGroup | None = None
         self._readers: TaskGroup | None = None
 
@@ -108,6 +110,7 @@ class Relay:
                 self._readers = readers
                 readers.start_soon(self._client_loop)
                 readers.start_soon(self._upstream_loop)
+                readers.start_soon(self._deadline_loop)
         for pending in self._pending.values():
             if pending.timer is not None:
                 pending.timer.cancel()
@@ -356,7 +359,12 @@ class Relay:
             await self._to_upstream(notification("notifications/cancelled", cancel))
 
     def _deadline_passed(self, key: IdKey) -> None:
-        self._start(self._deadline, key)
+        # A timer callback runs outside any task: hand the work to a task of the relay.
+        self._expired.put_nowait(key)
+
+    async def _deadline_loop(self) -> None:
+        while True:
+            await self._deadline(await self._expired.get())
 
     async def _upstream_gone(self) -> None:
         status = await self._up.exit_status()

@@ -60,7 +60,9 @@ def mark_prose(value: Any, sanitizer: Sanitizer, surface: str, prose: bool = Fal
         sanitizer.note(surface, UNVERIFIED_MEDIA, count)
         return marked
     if isinstance(value, Mapping):
-        items = {k: mark_prose(v, sanitizer, surface, k in PROSE_KEYS) for k, v in value.items()}
+        items = {
+            k: mark_prose(v, sanitizer, surface, prose or k in PROSE_KEYS) for k, v in value.items()
+        }
         return value if all(items[k] is v for k, v in value.items()) else items
     if isinstance(value, list):
         marked_items = [mark_prose(item, sanitizer, surface, prose) for item in value]
