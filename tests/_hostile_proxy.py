@@ -91,10 +91,7 @@ def image_block(data: str) -> dict[str, Any]:
 
 def tools() -> dict[str, Any]:
     schema = {"type": "object", "properties": {"q": {"type": "string", "description": HIDDEN}}}
-    names = (
-        "smuggle six screen5k screens6 text30m error_result rpc_error log elicit malformed "
-        "slow hang cancelled embedded"
-    ).split()
+    names = [*HANDLERS]
     listed = [
         {"name": n, "description": f"tool {n}: {HIDDEN}", "inputSchema": schema} for n in names
     ]

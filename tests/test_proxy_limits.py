@@ -104,7 +104,7 @@ async def test_a_30mb_text_is_cut_with_a_note_naming_the_full_text(
 
 async def test_an_embedded_5k_screenshot_fits_too(client: RawClient) -> None:
     result = await call(client, "embedded")
-    ((image, size),) = pictures(result)
+    ((image, _size),) = pictures(result)
     assert max(image.size) <= 1568
 
 

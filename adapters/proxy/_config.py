@@ -95,7 +95,8 @@ def server_name(command: Sequence[str], url: str | None) -> str:
     else:
         words = [word for word in command if not word.startswith("-")]
         last = words[-1] if words else "server"
-        base = os.path.basename(last.rstrip("/")).removesuffix(".py").rsplit(".", 1)[-1]
-        base = base.rsplit("@", 1)[0] if base.count("@") and not base.startswith("@") else base
+        base = os.path.basename(last.rstrip("/"))
+        base = base.rsplit("@", 1)[0] if "@" in base[1:] else base  # `pkg@1.2`: no version
+        base = base.removesuffix(".py").rsplit(".", 1)[-1]  # `-m pkg.server`: the module
     cleaned = _NAME_CHARS.sub("-", base).strip("-")
     return cleaned or "server"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -96,26 +97,48 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 async def open_downstream(limit: int, input_fd: int = 0, output_fd: int = 1) -> Downstream:
     """The client's streams on `input_fd` and `output_fd`, read and written by the loop when
-    they are pipes, sockets or terminals, else in a thread (a regular file, say)."""
+    they are pipes, sockets or terminals, else in a thread (a regular file, /dev/null)."""
     loop = asyncio.get_running_loop()
-    reader: asyncio.StreamReader | None = asyncio.StreamReader(limit=_READ_SIZE * 4)
+    writer = await _writer(loop, output_fd) if _pollable(output_fd) else None
+    if not _pollable(input_fd):
+        return Downstream(
+            _at_end() if _closed(input_fd) else None, writer, limit, input_fd, output_fd
+        )
+    reader = asyncio.StreamReader(limit=_READ_SIZE * 4)
     read_file = os.fdopen(os.dup(input_fd), "rb", buffering=0)
-    try:
-        protocol = asyncio.StreamReaderProtocol(reader)
-        await loop.connect_read_pipe(lambda: protocol, read_file)
-    except (OSError, ValueError):
-        # The loop refuses regular files: those are read in a thread instead.
-        read_file.close()
-        reader = None
-    writer: asyncio.StreamWriter | None = None
-    write_file = os.fdopen(os.dup(output_fd), "wb", buffering=0)
-    try:
-        transport, flow = await loop.connect_write_pipe(_FlowControl, write_file)
-        writer = asyncio.StreamWriter(transport, flow, None, loop)
-    except (OSError, ValueError):
-        # Same for writing: a regular file as standard output is written in a thread.
-        write_file.close()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_file)
     return Downstream(reader, writer, limit, input_fd, output_fd)
+
+
+def _pollable(descriptor: int) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can wait on (not a regular file,
+    nor /dev/null, which epoll refuses)."""
+    try:
+        mode = os.fstat(descriptor).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(descriptor)
+
+
+def _closed(descriptor: int) -> bool:
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return True
+    return False
+
+
+def _at_end() -> asyncio.StreamReader:
+    """No standard input at all (a closed descriptor): a session that has already ended."""
+    reader = asyncio.StreamReader()
+    reader.feed_eof()
+    return reader
+
+
+async def _writer(loop: asyncio.AbstractEventLoop, output_fd: int) -> asyncio.StreamWriter:
+    write_file = os.fdopen(os.dup(output_fd), "wb", buffering=0)
+    transport, flow = await loop.connect_write_pipe(_FlowControl, write_file)
+    return asyncio.StreamWriter(transport, flow, None, loop)
 
 
 class _FlowControl(asyncio.streams.FlowControlMixin):
