@@ -131,7 +131,10 @@ class CallRouter:
         fitted = await asyncio.to_thread(
             fit_call_response, call.request_id, wire, target.max_result_bytes, self._store
         )
-        extra = {"image_budget": budget, "route_ms": _ms(routed_at - (call.answered or 0))}
+        extra: dict[str, Any] = {
+            "image_budget": budget,
+            "route_ms": _ms(routed_at - (call.answered or 0)),
+        }
         if fitted.changes:
             extra["fitted"] = dict(fitted.changes)
         self._write(dict(routed.record), call, raw_size, len(fitted.message), extra)
@@ -168,7 +171,7 @@ class CallRouter:
     ) -> None:
         """The record of a call that brought no result to route (`outcome` says why)."""
         decision = self._router.gate.decide(self._target.provider, self._target.model, trace=False)
-        execution = {
+        execution: dict[str, Any] = {
             "action": "no_result",
             "outcome": outcome,
             "detail": detail,

@@ -268,6 +268,7 @@ class Relay:
     def _cleaned_answer(self, method: str, message: Message) -> bytes:
         sanitizer = self._calls.gate_sanitizer
         body = message.body
+        cleaned: Mapping[str, Any]
         if "error" in body:
             cleaned = {**body, "error": clean_error(body["error"], sanitizer)}
         else:
