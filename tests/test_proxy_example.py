@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _cli_helpers import validate_output
 from _proxy_helpers import TEXT_ONLY, VISION, proxied, proxy_argv, read_trace
 from _routing_helpers import DESCRIPTION, VisionEndpoint, aux_config
 from mcp.types import CallToolResult, ImageContent, TextContent
@@ -55,6 +56,7 @@ async def test_vision_route_gets_pixels_and_text_route_gets_paths(tmp_path: Path
     records = read_trace(trace)
     assert [r["lane"] for r in records] == ["native", "native", "text", "text"]
     for record in records:
+        validate_output("decision-record", record)  # the library's schema, `proxy` included
         assert record["source"] == "mcp"
         assert record["proxy"]["server"].endswith("-m visiongate.adapters.mcp.example_server")
         assert record["proxy"]["transport"] == "stdio"

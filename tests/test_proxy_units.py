@@ -213,3 +213,20 @@ def test_a_server_that_cannot_start_is_one_line_and_exit_2(
 ) -> None:
     code, _out, err = run(capsys, "proxy", "--provider", "a", "--model", "m", "--", "/no/such")
     assert code == 2 and "cannot start the MCP server `such`" in err
+
+
+def test_the_readme_snippet_is_what_print_config_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from _doc_blocks import README, blocks
+
+    (block,) = [b for b in blocks(README) if b.marker == "ci:proxy-config"]
+    shown = json.loads(block.text)
+    code, out, _ = run(
+        capsys, "proxy", "--print-config", "claude-desktop", "--provider", "anthropic",
+        "--model", "claude-sonnet-4-5", "--", "npx", "some-server",
+    )  # fmt: skip
+    printed = json.loads(out)
+    entry = printed["mcpServers"]["some-server"]
+    entry["command"] = Path(entry["command"]).name  # printed absolutely, where it runs from
+    assert code == 0 and printed == shown
