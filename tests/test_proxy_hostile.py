@@ -240,3 +240,21 @@ async def test_stray_lines_from_the_server_are_logged_and_skipped(tmp_path: Path
     async with proxied(proxy_argv([*SERVER, "garbage-start"]), tmp_path) as session:
         assert (await session.call_tool("slow", {"seconds": 0})).content
     assert "the MCP server sent a malformed message" in (tmp_path / "proxy.log").read_text()
+
+
+async def test_a_server_that_never_answers_the_handshake_times_out_cleanly(tmp_path: Path) -> None:
+    client = await RawClient.start(proxy_argv([*SERVER, "silent"], "--timeout", "1"), tmp_path)
+    answer = await client.initialize()
+    assert answer["error"]["code"] == -32001
+    assert "did not answer `initialize` within 1s" in answer["error"]["message"]
+    assert "result" not in await client.request("ping", timeout=10)  # timed out too
+    assert await client.close() == 0
+
+
+async def test_an_answer_that_cannot_be_cleaned_is_refused_not_forwarded(tmp_path: Path) -> None:
+    client = await RawClient.start(proxy_argv(SERVER), tmp_path)
+    await client.initialize()
+    answer = await client.request("resources/read", {"uri": "file:///x"})
+    assert answer["error"]["code"] == -32603 and "malformed" in answer["error"]["message"]
+    assert "result" in await client.request("ping")
+    assert await client.close() == 0

@@ -38,6 +38,7 @@ MANY_IMAGE_EDGE_PX: Final = 2000
 """Anthropic's API rejects images over 2000 px once a request holds more than 20 images; a
 client's conversation keeps every image, so the proxy keeps each one at or under it."""
 _SCHEMAS_KEPT: Final = 10_000
+_INLINE_FIT_BYTES: Final = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,12 @@ class CallRouter:
         if routed.meta:
             wire["_meta"] = dict(routed.meta)
         routed_at = time.perf_counter()
-        fitted = await asyncio.to_thread(
-            fit_call_response, call.request_id, wire, target.max_result_bytes, self._store
+        fit = (call.request_id, wire, target.max_result_bytes, self._store)
+        # Fitting a large answer may encode megabytes and write the full text: off the loop.
+        # A small one costs microseconds, less than the hop to a thread.
+        large = raw_size > _INLINE_FIT_BYTES or bool(routed.images)
+        fitted = (
+            await asyncio.to_thread(fit_call_response, *fit) if large else fit_call_response(*fit)
         )
         extra: dict[str, Any] = {
             "image_budget": budget,

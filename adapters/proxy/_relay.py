@@ -57,6 +57,8 @@ UPSTREAM_GONE: Final = 2
 """Exit status when the server exited or closed its output (as `mcp call` reports it)."""
 ROUTED: Final = frozenset({"tools/call", "tasks/result"})
 _TASKS_KEPT: Final = 10_000
+UNREADABLE: Final = (ValueError, TypeError, RecursionError)
+"""What cleaning a server's message can raise: a shape no listing has, nesting too deep."""
 _EXCERPT: Final = 80
 
 
@@ -269,13 +271,20 @@ class Relay:
         sanitizer = self._calls.gate_sanitizer
         body = message.body
         cleaned: Mapping[str, Any]
-        if "error" in body:
-            cleaned = {**body, "error": clean_error(body["error"], sanitizer)}
-        else:
-            result = clean_result(method, body.get("result"), sanitizer)
-            if method == "tools/list":
-                self._calls.learn_tools(result)
-            cleaned = body if result is body.get("result") else {**body, "result": result}
+        try:
+            if "error" in body:
+                cleaned = {**body, "error": clean_error(body["error"], sanitizer)}
+            else:
+                result = clean_result(method, body.get("result"), sanitizer)
+                if method == "tools/list":
+                    self._calls.learn_tools(result)
+                cleaned = body if result is body.get("result") else {**body, "result": result}
+        except UNREADABLE as error:
+            # Fail closed: what cannot be cleaned is not forwarded.
+            problem = untrusted_line(f"{error}", 200) or type(error).__name__
+            log(f"a `{method}` answer that cannot be cleaned was refused: {problem}")
+            text = f"visiongate proxy: the MCP server's `{method}` answer is malformed: {problem}"
+            return error_response(message.id, INTERNAL_ERROR, text)
         counts = sanitizer.counts()
         if counts:
             self._calls.cleaned_elsewhere(counts)
@@ -287,26 +296,35 @@ class Relay:
 
     async def _server_request(self, message: Message) -> None:
         data = self._cleaned_params(message, clean_server_request)
-        if len(data) > self._limit:
+        if data is None:
+            await self._to_upstream(error_response(message.id, INVALID_REQUEST, "malformed"))
+        elif len(data) > self._limit:
             log(f"the server's `{message.method}` request is over the client's limit")
             text = f"the request of {len(data)} bytes is over the client's limit of {self._limit}"
             await self._to_upstream(error_response(message.id, INTERNAL_ERROR, text))
-            return
-        await self._to_client(data)
+        else:
+            await self._to_client(data)
 
     async def _server_notification(self, message: Message) -> None:
         data = self._cleaned_params(message, clean_notification)
+        if data is None:
+            return
         if len(data) > self._limit:
             log(f"a `{message.method}` notification over the client's limit was dropped")
             return
         await self._to_client(data)
 
-    def _cleaned_params(self, message: Message, clean: Any) -> bytes:
+    def _cleaned_params(self, message: Message, clean: Any) -> bytes | None:
+        """The message with its params cleaned; None (logged) when they cannot be."""
         params = message.body.get("params")
         if params is None:
             return message.raw
         sanitizer = self._calls.gate_sanitizer
-        cleaned = clean(message.method, params, sanitizer)
+        try:
+            cleaned = clean(message.method, params, sanitizer)
+        except UNREADABLE as error:
+            log(f"a `{message.method}` message that cannot be cleaned was dropped: {error}")
+            return None
         counts = sanitizer.counts()
         if counts:
             self._calls.cleaned_elsewhere(counts)
