@@ -77,14 +77,18 @@ class ImageCache:
     def directory(self) -> Path:
         return self._directory
 
-    def write(self, data: bytes, media_type: str | None) -> CachedFile:
+    def write(
+        self, data: bytes, media_type: str | None, *, extension: str | None = None
+    ) -> CachedFile:
         """Write `data` under its sha256 name and return where; blocking (call off the loop).
+        `extension` overrides the one of `media_type` (`.txt` for a text the proxy cut).
 
         Raises `OSError` when the directory cannot be made private or the write fails.
         """
         directory = self._ensure_directory()
         digest = hashlib.sha256(data).hexdigest()
-        path = directory / f"{digest}{extension_for(media_type)}"
+        suffix = extension if extension is not None else extension_for(media_type)
+        path = directory / f"{digest}{suffix}"
         _write_atomically(path, data)
         return CachedFile(path, digest, len(data))
 

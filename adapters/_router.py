@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
@@ -78,6 +79,9 @@ class Router:
         tool_name: str | None = None,
         seen_hashes: Iterable[str] = (),
         api: str | None = None,
+        image_budget: int | None = None,
+        max_edge_px: int | None = None,
+        trace: bool = True,
     ) -> RoutedResult:
         """Route an MCP tool result: the SDK's `CallToolResult` (1.x or 2.x), a wire dict
         (camelCase, `_meta`) or any object with the same fields (the FastMCP client's result).
@@ -87,10 +91,17 @@ class Router:
         `seen_hashes`: SHA-256 of images already in the conversation (the `sha256` of earlier
         attached images); such an image is not attached again, and the text says so. `api`:
         the payload shape you will render (default: the route's own); images are fitted and
-        guarded for it before the record is written."""
+        guarded for it before the record is written. `image_budget`: base64 characters the
+        attached images may take together (they share it; a client's message cap), on top of
+        each image's own budget; `max_edge_px`: a further pixel ceiling per image. With
+        `trace=False` no record is written: write `routed.record` (with your additions)
+        yourself, as `Gate.decide(trace=False)` does."""
         checked = read_tool_result(result)
         context = self._context("mcp", provider, model, seen_hashes, api)
-        return self._traced(await route_mcp(checked, context, tool_name=tool_name))
+        if image_budget is not None or max_edge_px is not None:
+            context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
+        routed = await route_mcp(checked, context, tool_name=tool_name)
+        return self._traced(routed) if trace else routed
 
     async def mcp_text(
         self, result: object, *, provider: str, model: str, tool_name: str | None = None

@@ -54,7 +54,9 @@ def test_help_imports_no_command_and_no_engine(home: Path) -> None:
 
 # `mcp` is left out: cli/mcp.py (restructured on the MCP engineer's branch) imports the SDK
 # at module level, as it must for `mcp call` itself.
-@pytest.mark.parametrize("command", ["lint", "decide", "route", "probe", "fmt", "test", "docs"])
+@pytest.mark.parametrize(
+    "command", ["lint", "decide", "route", "probe", "fmt", "test", "docs", "proxy"]
+)
 def test_a_commands_help_imports_its_module_only(command: str, home: Path) -> None:
     modules = loaded_modules(command, "--help", home=home)
     commands = {m for m in modules if m.startswith("visiongate.cli.") and m.count(".") >= 2}

@@ -50,6 +50,8 @@ def command_lines(inputs: dict[str, Path]) -> dict[str, list[str]]:
         "registry": ["registry", "show", "openrouter"],
         "routes": ["routes", "list"],
         "mcp": ["mcp", "call", *TARGET, "--tool", "screenshot", "--", *server_command()],
+        # With its input at an end, the proxy starts the server and ends the session (0).
+        "proxy": ["proxy", *TARGET, "--", *server_command()],
     }
 
 
@@ -71,6 +73,7 @@ def test_a_closed_stdout_is_one_line_and_exit_2_for_every_command(
         text=True,
         timeout=120,
         check=False,
+        stdin=subprocess.DEVNULL,  # `proxy` reads its client there: no client, no session
         preexec_fn=lambda: os.close(1),  # standard output closed before the command starts
     )
     assert done.returncode == 2, done.stderr
@@ -87,6 +90,7 @@ def _without_reader(argv: list[str], home: Path) -> tuple[int, str]:
             [sys.executable, "-m", "visiongate", *argv],
             cwd=ROOT,
             env=environment(home),
+            stdin=subprocess.DEVNULL,
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
@@ -102,7 +106,7 @@ def test_a_reader_that_goes_away_ends_every_command_quietly(
     name: str, inputs: dict[str, Path], home: Path
 ) -> None:
     argv = command_lines(inputs)[name]
-    expected = run_process(argv, home).returncode
+    expected = run_process(argv, home, stdin=subprocess.DEVNULL).returncode
     code, err = _without_reader(argv, home)
     assert code == expected, err  # the command's own verdict, as if the output had been read
     assert no_traceback(err) and "BrokenPipe" not in err, err

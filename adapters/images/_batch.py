@@ -10,6 +10,7 @@ image predicted to need more than the whole budget still runs, alone.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import io
@@ -47,6 +48,13 @@ PROGRESSIVE_FACTOR: Final = 1.0
 """A progressive JPEG's coefficients stay in memory at full size, whatever the draft scale
 (measured 0.9)."""
 _FLOOR: Final = 1 << 20
+_MIN_SHARE: Final = 4
+"""The smallest per-image budget a share can give (ImageTarget's own minimum): an image that
+cannot fit in it is refused with the stage's reason, never attached over the budget."""
+
+
+def _base64_length(size: int) -> int:
+    return (size + 2) // 3 * 4
 
 
 def predicted_peak(data: bytes, max_edge: int) -> int:
@@ -105,7 +113,12 @@ class MemoryBudget:
 
 
 class _Planner:
-    """Which image to try next, so that any number in flight gives the one-at-a-time result."""
+    """Which image to try next, so that any number in flight gives the one-at-a-time result.
+
+    With a `result_budget` (base64 characters for all the images of one result together), each
+    window's images share what is left equally among the images still to attach; what an image
+    does not use goes to the next window, so later images get more room, never less.
+    """
 
     def __init__(
         self,
@@ -113,10 +126,12 @@ class _Planner:
         settings: NativeSettings,
         seen_hashes: frozenset[str],
         digest_of: Callable[[int], str],
+        result_budget: int | None = None,
     ) -> None:
         self._count = count
         self._settings = settings
         self._digest_of = digest_of
+        self._left = result_budget
         self._attached_at: dict[str, int] = {}
         self._seen = seen_hashes
         self._cursor = 0
@@ -139,10 +154,24 @@ class _Planner:
             self._cursor += 1
         return window
 
+    def target_for(self, target: ImageTarget, window: Sequence[tuple[int, str]]) -> ImageTarget:
+        """`target` for the images of `window`: its per-image budget, or their equal share of
+        what is left of the result budget when that is smaller."""
+        if self._left is None or not window:
+            return target
+        slots = self._settings.max_images - len(self._attached)
+        expected = max(1, min(slots, len(window) + self._count - self._cursor))
+        share = max(_MIN_SHARE, self._left // expected)
+        if share >= target.budget_base64:
+            return target
+        return dataclasses.replace(target, budget_base64=share)
+
     def record(self, index: int, digest: str, result: ProcessedImage | RefusedImage) -> None:
         """Note what became of a candidate from the last window."""
         self._tried += 1
         if isinstance(result, ProcessedImage):
+            if self._left is not None:
+                self._left = max(0, self._left - _base64_length(len(result.data)))
             self._attached.append((index, result))
             self._attached_at.setdefault(digest, index)
         else:
@@ -179,11 +208,14 @@ def process_images(
     settings: NativeSettings,
     *,
     seen_hashes: frozenset[str] = frozenset(),
+    result_budget: int | None = None,
 ) -> BatchResult:
     """Up to `settings.max_images` images made ready, trying at most `settings.candidates`.
 
     A refused image gives its slot to the next; an image whose SHA-256 is in `seen_hashes`
     (already in the conversation) or already attached from this result is skipped with a note.
+    `result_budget` bounds the base64 text of all attached images together (a client's message
+    cap): the images share it, each also within `target`'s own budget.
     """
     digests: dict[int, str] = {}
 
@@ -192,10 +224,11 @@ def process_images(
             digests[index] = hashlib.sha256(images[index]).hexdigest()
         return digests[index]
 
-    planner = _Planner(len(images), settings, seen_hashes, digest_of)
+    planner = _Planner(len(images), settings, seen_hashes, digest_of, result_budget)
     while window := planner.next_window():
+        shared = planner.target_for(target, window)
         for index, digest in window:
-            planner.record(index, digest, process_with_digest(images[index], target, digest))
+            planner.record(index, digest, process_with_digest(images[index], shared, digest))
     return planner.result()
 
 
@@ -229,14 +262,16 @@ class ImageWorker:
         settings: NativeSettings,
         *,
         seen_hashes: frozenset[str] = frozenset(),
+        result_budget: int | None = None,
     ) -> BatchResult:
         """`process_images` in the pool: a window of images runs in parallel, in input order."""
         digests = await self._run(_sha256_all, images)
-        planner = _Planner(len(images), settings, seen_hashes, digests.__getitem__)
+        planner = _Planner(len(images), settings, seen_hashes, digests.__getitem__, result_budget)
         while window := planner.next_window():
+            shared = planner.target_for(target, window)
             results = await asyncio.gather(
                 *(
-                    self._run(self._process, images[index], target, digest)
+                    self._run(self._process, images[index], shared, digest)
                     for index, digest in window
                 )
             )
@@ -300,6 +335,9 @@ async def process_images_async(
     settings: NativeSettings,
     *,
     seen_hashes: frozenset[str] = frozenset(),
+    result_budget: int | None = None,
 ) -> BatchResult:
     """`process_images` on the default worker's threads; the event loop stays responsive."""
-    return await default_worker().process_images(images, target, settings, seen_hashes=seen_hashes)
+    return await default_worker().process_images(
+        images, target, settings, seen_hashes=seen_hashes, result_budget=result_budget
+    )

@@ -82,6 +82,11 @@ class Sanitizer:
             return None
         return meta if not changed and isinstance(meta, dict) else kept
 
+    def note(self, surface: str, kind: str, count: int = 1) -> None:
+        """Count what a caller changed itself (a `MEDIA:` line it marked) in this tally."""
+        if count:
+            self._add(surface, ((kind, count),))
+
     def counts(self) -> dict[str, dict[str, int]]:
         """What was stripped so far, as `{surface: {kind: count}}` (a fresh plain dict)."""
         return {surface: dict(kinds) for surface, kinds in self._tally.items()}

@@ -70,6 +70,11 @@ class LaneContext:
     """`string`: the caller takes text only, so no pixels can be delivered at all."""
     screens: ScreenMemory | None = None
     """The router's recent screenshots per source, for incremental description."""
+    result_budget: int | None = None
+    """Base64 characters the attached images of this result may take together (a client's
+    message cap); each image also keeps within its own budget. None: per image only."""
+    max_edge_px: int | None = None
+    """A further ceiling on each image's long edge (a provider's many-image limit)."""
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -110,8 +115,11 @@ class LaneContext:
 
     def target(self) -> ImageTarget:
         limits = self.limits
+        edge = limits.max_edge_px
+        if self.max_edge_px is not None:
+            edge = min(edge, self.max_edge_px)
         return ImageTarget.create(
-            limits.formats, self.native_settings, limits.max_image_base64, limits.max_edge_px
+            limits.formats, self.native_settings, limits.max_image_base64, edge
         )
 
     async def attach(self, images: Sequence[bytes]) -> BatchResult:
@@ -121,7 +129,11 @@ class LaneContext:
         if whole is not None:
             return _all_refused(images, GUARD_PREFIX + whole)
         batch = await process_images_async(
-            list(images), self.target(), self.native_settings, seen_hashes=self.seen_hashes
+            list(images),
+            self.target(),
+            self.native_settings,
+            seen_hashes=self.seen_hashes,
+            result_budget=self.result_budget,
         )
         return self._guarded(batch)
 

@@ -64,6 +64,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "route a tool result given as files and print the provider payload and decision record",
     ),
     "mcp": ("visiongate.cli.mcp", "call a tool on an MCP server over stdio and route its result"),
+    "proxy": (
+        "visiongate.cli.proxy",
+        "put the gate in front of any MCP client: an MCP server that relays to the real one",
+    ),
     "registry": (
         "visiongate.cli.registry",
         "show a provider's route verdicts with their evidence, or the route of one model",

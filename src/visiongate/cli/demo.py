@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         summary_rows,
         write_pictures,
     )
+    from visiongate._demo_proxy import run_proxy_scenario
     from visiongate.adapters.mcp._session import McpLimits
 
     output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         limits = McpLimits.of(args.timeout, args.connect_timeout, args.max_message_bytes)
         outcomes = run_until_signal(lambda: run_demo(out, sys.stderr, limits))
+        proxied = run_until_signal(lambda: run_proxy_scenario(out, sys.stderr, limits))
     except Interrupted as stopped:
         print(f"visiongate demo: {stopped}; the example server was stopped", file=sys.stderr)
         return stopped.exit_code
@@ -54,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     print(legend(outcomes))
     print("\nwhat the text-only model reads for the computer-use capture (no pixels):")
     print(excerpt(outcomes, "text-only-capture"))
+    print("\nthe same gate in front of any MCP client, through `visiongate proxy`:")
+    print("\n".join(proxied.lines()))
     print()
     print(f"payloads: {out / 'payloads'}/ ({len(outcomes)} files, one per scenario)")
     print(f"trace:    {out / 'trace.jsonl'} (audit it: visiongate audit {out / 'trace.jsonl'})")

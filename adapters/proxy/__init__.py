@@ -1,0 +1,21 @@
+"""`visiongate proxy`: the gate in front of any MCP client, as an MCP server over stdio.
+
+A raw JSON-RPC relay (`_relay`) between the client (`_downstream`, this process's stdio) and
+the server (`_upstream`: a child over stdio, or Streamable HTTP through the SDK's transport).
+It forwards every message as it came except what it must change: the server's text surfaces
+are cleaned by the policy's `sanitize` rules (`_surfaces`), tool results are routed by the
+gate and fitted to the client's size limit (`_calls`, `_fit`), one decision record per call.
+`_config` prints the client configuration snippets.
+"""
+
+from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
+from ._serve import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, ProxyOptions, serve
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_TIMEOUT_S",
+    "MANY_IMAGE_EDGE_PX",
+    "ProxyOptions",
+    "ProxyTarget",
+    "serve",
+]

@@ -1,0 +1,407 @@
+"""The relay: JSON-RPC between the client and the server, changed only where it must be.
+
+Ids pass through as they are: the proxy sends no request of its own, so the client's ids are
+unique upstream and the server's are unique downstream. Each message is parsed once; a message
+nothing needs to change (a request, a client's answer, a list-changed notification, a method
+this version does not know) is forwarded as the bytes it came in. What the server sends is
+cleaned by method (`_surfaces`), tool results are routed by the gate (`_calls`) in their own
+tasks, so concurrent calls stay independent and the readers never wait on image work.
+
+Reliability: every client request has a deadline (`timeout`): past it the client gets a
+JSON-RPC error and the server a `notifications/cancelled`. A client's cancellation is passed
+on and the request forgotten. A malformed or oversized message from either side is logged on
+standard error and, when it had an id, answered with a JSON-RPC error; it never ends the
+session. When the server exits or closes its output, every request in flight gets an error
+saying so and the relay ends with `UPSTREAM_GONE`, so the client can restart the proxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskGroup
+
+from visiongate.engine import Gate
+
+from ..sanitize._line import untrusted_line
+from ._calls import Call, CallRouter
+from ._downstream import ClientGone, Downstream
+from ._fit import over_limit_error
+from ._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    REQUEST_TIMEOUT,
+    UPSTREAM_CLOSED,
+    IdKey,
+    Message,
+    Oversized,
+    encode,
+    error_response,
+    id_key,
+    notification,
+    parse,
+    sniff_id,
+)
+from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
+from ._upstream import Upstream, UpstreamClosed
+
+__all__ = ["UPSTREAM_GONE", "Relay"]
+
+UPSTREAM_GONE: Final = 2
+"""Exit status when the server exited or closed its output (as `mcp call` reports it)."""
+ROUTED: Final = frozenset({"tools/call", "tasks/result"})
+_TASKS_KEPT: Final = 10_000
+UNREADABLE: Final = (ValueError, TypeError, RecursionError)
+"""What cleaning a server's message can raise: a shape no listing has, nesting too deep."""
+_EXCERPT: Final = 80
+
+
+@dataclass
+class _Pending:
+    method: str
+    request_id: Any
+    timer: asyncio.TimerHandle | None
+    call: Call | None = None
+
+
+def log(text: str) -> None:
+    print(f"visiongate proxy: {text}", file=sys.stderr, flush=True)
+
+
+class Relay:
+    """One client, one server, one gate: run it with `await relay.run()`."""
+
+    def __init__(
+        self,
+        downstream: Downstream,
+        upstream: Upstream,
+        calls: CallRouter,
+        gate: Gate,
+        *,
+        timeout: float,
+        max_result_bytes: int,
+        watch_policy: bool = False,
+    ) -> None:
+        self._down = downstream
+        self._up = upstream
+        self._calls = calls
+        self._gate = gate
+        self._timeout = timeout
+        self._limit = max_result_bytes
+        self._watch = watch_policy
+        self._pending: dict[IdKey, _Pending] = {}
+        self._task_tools: dict[str, str | None] = {}
+        self._code: int | None = None
+        self._expired: asyncio.Queue[IdKey] = asyncio.Queue()
+        """Requests past their deadline, from the loop's timers to `_deadline_loop`."""
+        self._answers: TaskGroup | None = None
+        self._readers: TaskGroup | None = None
+
+    async def run(self) -> int:
+        """Relay until the client closes its input (0) or the server goes away
+        (`UPSTREAM_GONE`); answers already being routed are finished first."""
+        async with anyio.create_task_group() as answers:
+            self._answers = answers
+            async with anyio.create_task_group() as readers:
+                self._readers = readers
+                readers.start_soon(self._client_loop)
+                readers.start_soon(self._upstream_loop)
+                readers.start_soon(self._deadline_loop)
+        for pending in self._pending.values():
+            if pending.timer is not None:
+                pending.timer.cancel()
+        return self._code or 0
+
+    def _stop(self, code: int) -> None:
+        """End the session; the first reason to stop gives the exit status."""
+        if self._code is None:
+            self._code = code
+        if self._readers is not None:
+            self._readers.cancel_scope.cancel()
+
+    # -- the client's side --------------------------------------------------------------------
+
+    async def _client_loop(self) -> None:
+        try:
+            async for line in self._down.lines():
+                if isinstance(line, Oversized):
+                    await self._client_oversized(line)
+                elif line.strip():
+                    for message in parse(line):
+                        await self._from_client(message)
+        except ClientGone:
+            pass  # nobody reads our answers any more: the session is over
+        self._stop(0)
+
+    async def _from_client(self, message: Message) -> None:
+        if message.kind == "invalid":
+            log(f"a malformed message from the client: {message.problem}")
+            if message.key is not None:
+                code = PARSE_ERROR if message.problem.startswith("not JSON") else INVALID_REQUEST
+                await self._to_client(error_response(message.id, code, message.problem))
+            return
+        if message.kind == "request" and not self._track(message):
+            return
+        if message.kind == "notification" and message.method == "notifications/cancelled":
+            self._forget(message.params.get("requestId"), "cancelled")
+        try:
+            await self._up.send(message.raw)
+        except UpstreamClosed:
+            pass  # the server's reader ends too, and answers what is pending
+        except ValueError as error:  # the SDK's HTTP transport refused the message
+            await self._refused_upstream(message, str(error))
+
+    def _track(self, message: Message) -> bool:
+        """Note a request in flight and set its deadline; False for an id already in use."""
+        key = message.key
+        assert key is not None
+        if key in self._pending:
+            answer = error_response(message.id, INVALID_REQUEST, "request id already in use")
+            self._start(self._to_client, answer)
+            return False
+        method = message.method
+        call = None
+        if method in ROUTED:
+            if self._watch:
+                self._gate.reload(wait=False)
+            call = Call(message.id, self._tool_of(method, message.params))
+        timer = asyncio.get_running_loop().call_later(self._timeout, self._deadline_passed, key)
+        self._pending[key] = _Pending(method, message.id, timer, call)
+        return True
+
+    def _tool_of(self, method: str, params: Mapping[str, Any]) -> str | None:
+        if method == "tools/call":
+            name = params.get("name")
+            return name if isinstance(name, str) else None
+        return self._task_tools.get(str(params.get("taskId")))
+
+    def _forget(self, request_id: Any, outcome: str) -> _Pending | None:
+        key = id_key(request_id)
+        pending = self._pending.pop(key, None) if key is not None else None
+        if pending is not None:
+            if pending.timer is not None:
+                pending.timer.cancel()
+            if pending.call is not None:
+                self._calls.failed(pending.call, outcome, f"`{pending.method}` {outcome}")
+        return pending
+
+    async def _client_oversized(self, line: Oversized) -> None:
+        log(f"a message of {line.size} bytes from the client is over the limit; skipped")
+        request_id = sniff_id(line.head)
+        if id_key(request_id) is not None:
+            text = f"message of {line.size} bytes is over the proxy's limit (--max-message-bytes)"
+            await self._to_client(error_response(request_id, INVALID_REQUEST, text))
+
+    async def _refused_upstream(self, message: Message, problem: str) -> None:
+        if message.kind == "request" and self._forget(message.id, "refused") is not None:
+            text = f"visiongate proxy: cannot send it: {untrusted_line(problem, 200)}"
+            await self._to_client(error_response(message.id, INVALID_REQUEST, text))
+
+    async def _to_client(self, data: bytes) -> None:
+        try:
+            await self._down.send(data)
+        except ClientGone:
+            self._stop(0)
+
+    def _start(self, function: Any, *args: Any) -> None:
+        assert self._answers is not None
+        self._answers.start_soon(function, *args)
+
+    # -- the server's side --------------------------------------------------------------------
+
+    async def _upstream_loop(self) -> None:
+        async for line in self._up.lines():
+            if isinstance(line, Oversized):
+                await self._upstream_oversized(line)
+            elif line.strip():
+                for message in parse(line):
+                    await self._from_upstream(message, len(line))
+        await self._upstream_gone()
+
+    async def _from_upstream(self, message: Message, size: int) -> None:
+        if message.kind == "response":
+            await self._answer(message, size)
+        elif message.kind == "request":
+            await self._server_request(message)
+        elif message.kind == "notification":
+            await self._server_notification(message)
+        else:
+            await self._upstream_malformed(message)
+
+    async def _answer(self, message: Message, size: int) -> None:
+        key = message.key
+        pending = self._pending.pop(key, None) if key is not None else None
+        if pending is None:
+            log(f"an answer to no request in flight (id {_shown(message.id)}) was dropped")
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        if pending.call is not None:
+            self._learn_task(pending.call, message.body)
+            self._start(self._routed_answer, pending.call, message.body, size)
+            return
+        await self._to_client(self._cleaned_answer(pending.method, message))
+
+    async def _routed_answer(self, call: Call, body: Mapping[str, Any], size: int) -> None:
+        try:
+            answer = await self._calls.answer(call, body, size)
+        except Exception as error:
+            problem = untrusted_line(f"{type(error).__name__}: {error}", 300)
+            log(f"could not route the `tools/call` result: {problem}")
+            self._calls.failed(call, "proxy_error", problem, raw_size=size)
+            answer = error_response(call.request_id, INTERNAL_ERROR, f"visiongate proxy: {problem}")
+        await self._to_client(answer)
+
+    def _learn_task(self, call: Call, body: Mapping[str, Any]) -> None:
+        """A `tools/call` that created a task: its `tasks/result` is routed as this tool's."""
+        result = body.get("result")
+        task = result.get("task") if isinstance(result, Mapping) else None
+        if isinstance(task, Mapping) and isinstance(task.get("taskId"), str):
+            if len(self._task_tools) >= _TASKS_KEPT:
+                del self._task_tools[next(iter(self._task_tools))]
+            self._task_tools[task["taskId"]] = call.tool
+
+    def _cleaned_answer(self, method: str, message: Message) -> bytes:
+        sanitizer = self._calls.gate_sanitizer
+        body = message.body
+        cleaned: Mapping[str, Any]
+        try:
+            if "error" in body:
+                cleaned = {**body, "error": clean_error(body["error"], sanitizer)}
+            else:
+                result = clean_result(method, body.get("result"), sanitizer)
+                if method == "tools/list":
+                    self._calls.learn_tools(result)
+                cleaned = body if result is body.get("result") else {**body, "result": result}
+        except UNREADABLE as error:
+            # Fail closed: what cannot be cleaned is not forwarded.
+            problem = untrusted_line(f"{error}", 200) or type(error).__name__
+            log(f"a `{method}` answer that cannot be cleaned was refused: {problem}")
+            text = f"visiongate proxy: the MCP server's `{method}` answer is malformed: {problem}"
+            return error_response(message.id, INTERNAL_ERROR, text)
+        counts = sanitizer.counts()
+        if counts:
+            self._calls.cleaned_elsewhere(counts)
+        data = message.raw if cleaned is body else encode(cleaned)
+        if len(data) > self._limit:
+            log(f"the `{method}` answer of {len(data)} bytes is over the client's limit")
+            return over_limit_error(message.id, method, len(data), self._limit)
+        return data
+
+    async def _server_request(self, message: Message) -> None:
+        data = self._cleaned_params(message, clean_server_request)
+        if data is None:
+            await self._to_upstream(error_response(message.id, INVALID_REQUEST, "malformed"))
+        elif len(data) > self._limit:
+            log(f"the server's `{message.method}` request is over the client's limit")
+            text = f"the request of {len(data)} bytes is over the client's limit of {self._limit}"
+            await self._to_upstream(error_response(message.id, INTERNAL_ERROR, text))
+        else:
+            await self._to_client(data)
+
+    async def _server_notification(self, message: Message) -> None:
+        data = self._cleaned_params(message, clean_notification)
+        if data is None:
+            return
+        if len(data) > self._limit:
+            log(f"a `{message.method}` notification over the client's limit was dropped")
+            return
+        await self._to_client(data)
+
+    def _cleaned_params(self, message: Message, clean: Any) -> bytes | None:
+        """The message with its params cleaned; None (logged) when they cannot be."""
+        params = message.body.get("params")
+        if params is None:
+            return message.raw
+        sanitizer = self._calls.gate_sanitizer
+        try:
+            cleaned = clean(message.method, params, sanitizer)
+        except UNREADABLE as error:
+            log(f"a `{message.method}` message that cannot be cleaned was dropped: {error}")
+            return None
+        counts = sanitizer.counts()
+        if counts:
+            self._calls.cleaned_elsewhere(counts)
+        return message.raw if cleaned is params else encode({**message.body, "params": cleaned})
+
+    async def _upstream_malformed(self, message: Message) -> None:
+        excerpt = untrusted_line(message.raw[: _EXCERPT * 4].decode("utf-8", "replace"), _EXCERPT)
+        log(f"the MCP server sent a malformed message ({message.problem}): `{excerpt}`")
+        pending = self._forget(message.id, "malformed")
+        if pending is not None:
+            text = (
+                f"visiongate proxy: the MCP server `{self._up.label}` answered `{pending.method}` "
+                f"with a malformed message: {message.problem}"
+            )
+            await self._to_client(error_response(pending.request_id, INTERNAL_ERROR, text))
+        elif message.key is not None:
+            await self._to_upstream(error_response(message.id, INVALID_REQUEST, message.problem))
+
+    async def _upstream_oversized(self, line: Oversized) -> None:
+        log(f"a message of {line.size} bytes from the MCP server is over the limit; skipped")
+        pending = self._forget(sniff_id(line.head), "too_large")
+        if pending is not None:
+            text = (
+                f"visiongate proxy: the MCP server's answer to `{pending.method}` of {line.size} "
+                "bytes is over the proxy's limit for one message (--max-message-bytes)"
+            )
+            await self._to_client(error_response(pending.request_id, INTERNAL_ERROR, text))
+
+    async def _to_upstream(self, data: bytes) -> None:
+        try:
+            await self._up.send(data)
+        except (UpstreamClosed, ValueError) as error:
+            log(f"cannot write to the MCP server: {untrusted_line(str(error), 200)}")
+
+    async def _deadline(self, key: IdKey) -> None:
+        pending = self._pending.pop(key, None)
+        if pending is None:
+            return
+        seconds = f"{self._timeout:g}"
+        text = (
+            f"visiongate proxy: the MCP server `{self._up.label}` did not answer "
+            f"`{pending.method}` within {seconds}s; the request was cancelled (--timeout)"
+        )
+        log(text.removeprefix("visiongate proxy: "))
+        if pending.call is not None:
+            self._calls.failed(pending.call, "timeout", f"no answer within {seconds}s")
+        await self._to_client(error_response(pending.request_id, REQUEST_TIMEOUT, text))
+        if pending.method != "initialize":  # the protocol forbids cancelling `initialize`
+            reason = f"timed out after {seconds}s in visiongate proxy"
+            cancel = {"requestId": pending.request_id, "reason": reason}
+            await self._to_upstream(notification("notifications/cancelled", cancel))
+
+    def _deadline_passed(self, key: IdKey) -> None:
+        # A timer callback runs outside any task: hand the work to a task of the relay.
+        self._expired.put_nowait(key)
+
+    async def _deadline_loop(self) -> None:
+        while True:
+            await self._deadline(await self._expired.get())
+
+    async def _upstream_gone(self) -> None:
+        status = await self._up.exit_status()
+        exited = f"exited with status {status}" if status is not None else "closed the connection"
+        log(f"the MCP server `{self._up.label}` {exited}; stopping so the client can restart us")
+        pending, self._pending = list(self._pending.values()), {}
+        for item in pending:
+            if item.timer is not None:
+                item.timer.cancel()
+            text = (
+                f"visiongate proxy: the MCP server `{self._up.label}` {exited} before "
+                f"answering `{item.method}`"
+            )
+            if item.call is not None:
+                self._calls.failed(item.call, "upstream_closed", text)
+            await self._to_client(error_response(item.request_id, UPSTREAM_CLOSED, text))
+        self._stop(UPSTREAM_GONE)
+
+
+def _shown(value: Any) -> str:
+    return untrusted_line(str(value), 40)

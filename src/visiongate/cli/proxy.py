@@ -1,0 +1,258 @@
+"""`visiongate proxy`: put the gate in front of any MCP client, as an MCP server over stdio.
+
+    visiongate proxy --provider anthropic --model claude-sonnet-4-5 -- npx -y some-server
+    visiongate proxy --config agent.yaml --url https://example.com/mcp --header "X-Key:abc"
+    visiongate proxy --print-config claude-desktop --provider P --model M -- npx some-server
+
+A client's config swaps the server's command for `visiongate proxy ... -- <the command>`
+(`--print-config CLIENT` prints that entry). Everything passes through except what must
+change: every text the server sends is cleaned by the policy's `sanitize` rules, tool results
+are routed by the gate for the provider and model (fitted pixels, or `MEDIA:` paths and
+descriptions), and no message over the client's limit (`--max-result-bytes`, `--client`) is
+forwarded. One decision record per tool call goes to `--trace`. `--policy` is watched: an edit
+applies to the next call; a broken edit keeps the last good policy, with a warning in every
+record. Standard output carries protocol messages only; logs go to standard error.
+
+Exit: 0 when the client closes the session, 2 when the server exits or cannot be started
+(the client restarts the proxy), 3 for a policy or config that fails to load, 130/143 on
+Ctrl-C/SIGTERM. The server is always stopped (stdin closed, SIGTERM, SIGKILL to its group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING, Any
+
+from visiongate.cli import EXIT_USAGE
+from visiongate.cli._common import UsageError, add_gate_arguments, check_gate_inputs, guarded
+
+if TYPE_CHECKING:
+    from visiongate.adapters.proxy import ProxyOptions
+
+# Written out as in `adapters.proxy._config`, so `proxy --help` imports nothing heavy.
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "goose", "json")
+_MIN_RESULT_BYTES = 65_536
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--provider", help="main model's provider, e.g. `anthropic`")
+    parser.add_argument("--model", help="main model, e.g. `claude-sonnet-4-5`")
+    add_gate_arguments(parser)
+    parser.add_argument("--trace", metavar="FILE", help="append one decision record per call")
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="longest wait for each request to the server (default 120)",
+    )
+    limits = parser.add_mutually_exclusive_group()
+    limits.add_argument(
+        "--max-result-bytes",
+        type=_byte_count,
+        metavar="BYTES",
+        help="largest message sent to the client (default 10000000, the SDKs' stdio limit)",
+    )
+    limits.add_argument(
+        "--client", choices=CLIENTS, help="the client's known limit (claude-desktop: 1000000)"
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=_byte_count,
+        metavar="BYTES",
+        help="largest message read from either side (default 67108864)",
+    )
+    parser.add_argument("--cache-dir", help="image cache (default: $VISIONGATE_CACHE_DIR)")
+    parser.add_argument("--url", help="a Streamable HTTP server instead of a command")
+    parser.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (--url)"
+    )
+    parser.add_argument(
+        "--print-config", choices=CLIENTS, metavar="CLIENT", help=f"print the entry for {CLIENTS}"
+    )
+    parser.add_argument("--name", help="the server's name in the printed entry")
+    parser.add_argument(
+        "server", nargs=argparse.REMAINDER, metavar="-- SERVER COMMAND ...", help="after `--`"
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of bytes") from None
+    if value < _MIN_RESULT_BYTES:
+        raise argparse.ArgumentTypeError(f"`{text}` must be at least {_MIN_RESULT_BYTES}")
+    return value
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    command: list[str] = args.server[1:] if args.server[:1] == ["--"] else args.server
+    if command and args.url:
+        raise UsageError("give either a server command after `--` or `--url`, not both")
+    if not command and not args.url:
+        raise UsageError("give the server command after `--`, or `--url`")
+    if args.header and not args.url:
+        raise UsageError("`--header` applies to `--url` servers only")
+    if (args.provider is None) != (args.model is None):
+        raise UsageError("give both `--provider` and `--model`, or neither (with `--config`)")
+    if args.provider is None and args.config is None:
+        raise UsageError("give `--provider` and `--model`, or `--config` naming the main model")
+    return command
+
+
+def run(args: argparse.Namespace) -> int:
+    command = _command(args)
+    headers = dict(_header(item) for item in args.header)
+    if args.print_config:
+        return _print_config(args, command)
+    if _stdout_closed():
+        print(
+            "visiongate: error: cannot write the output: standard output is closed", file=sys.stderr
+        )
+        return EXIT_USAGE
+    check_gate_inputs(args)
+    return _serve(args, command, headers)
+
+
+def _header(item: str) -> tuple[str, str]:
+    name, colon, value = item.partition(":")
+    if not colon or not name.strip():
+        raise UsageError(f"`--header` takes NAME:VALUE, not `{item}`")
+    return name.strip(), value.strip()
+
+
+def _stdout_closed() -> bool:
+    try:
+        os.fstat(1)
+    except OSError:
+        return True
+    return False
+
+
+def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
+    from visiongate.adapters.proxy._downstream import protect_stdout
+    from visiongate.cli._signals import Interrupted, run_until_signal
+
+    built = guarded(lambda: _options(args, command, headers))
+    if isinstance(built, int):
+        return built
+    router, options = built
+    try:
+        with protect_stdout():
+            code = guarded(lambda: run_until_signal(lambda: _session(router, options)))
+    except Interrupted as stopped:
+        print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
+        return stopped.exit_code
+    finally:
+        router.gate.close()
+    return code
+
+
+async def _session(router: Any, options: ProxyOptions) -> int:
+    from visiongate.adapters.proxy import serve
+
+    return await serve(router, options)
+
+
+def _options(
+    args: argparse.Namespace, command: list[str], headers: dict[str, str]
+) -> tuple[Any, ProxyOptions]:
+    from visiongate.adapters._router import Router
+    from visiongate.adapters.mcp._sdk import require_client_sdk
+    from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
+    from visiongate.adapters.proxy._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
+    from visiongate.engine import Gate
+
+    require_client_sdk()
+    gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=args.trace)
+    config = gate.resolver.config
+    provider = args.provider or config.main_provider
+    model = args.model or config.main_model
+    if not provider or not model:
+        raise ValueError(
+            f"the agent config `{args.config}` names no main model: give `--provider` and "
+            "`--model`, or set `model.provider` and `model.default` there"
+        )
+    limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
+    watch = args.policy is not None and os.path.isfile(args.policy)
+    if watch:
+        gate.watch()
+    options = ProxyOptions(
+        target=ProxyTarget(provider, model, limit),
+        command=tuple(command),
+        url=args.url,
+        headers=headers,
+        timeout=args.timeout,
+        max_message_bytes=args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
+        watch_policy=watch,
+    )
+    return Router(gate, cache=args.cache_dir), options
+
+
+def _print_config(args: argparse.Namespace, command: list[str]) -> int:
+    from visiongate.adapters.proxy._config import CLIENT_LIMITS, server_name, snippet
+
+    proxy_args = ["proxy", *_forwarded(args)]
+    if args.client is None and args.max_result_bytes is None and args.print_config in CLIENT_LIMITS:
+        proxy_args += ["--client", args.print_config]
+    proxy_args += ["--url", args.url] if args.url else ["--", *command]
+    name = args.name or server_name(command, args.url)
+    executable = _executable()
+    print(snippet(args.print_config, name, executable, proxy_args))
+    return 0
+
+
+def _executable() -> str:
+    """This `visiongate`, named absolutely: desktop clients do not read the shell's PATH."""
+    started = sys.argv[0] if sys.argv else ""
+    if os.path.basename(started) == "visiongate" and os.path.isfile(started):
+        return os.path.abspath(started)
+    return shutil.which("visiongate") or "visiongate"
+
+
+def _forwarded(args: argparse.Namespace) -> list[str]:
+    """The options of this command line that the client must pass to the proxy, in order."""
+    words: list[str] = []
+    for flag, value in (
+        ("--provider", args.provider),
+        ("--model", args.model),
+        ("--config", _absolute(args.config)),
+        (
+            "--policy",
+            _absolute(args.policy) if args.policy and os.path.isfile(args.policy) else args.policy,
+        ),
+        ("--catalog", _absolute(args.catalog)),
+        ("--registry", _absolute(args.registry)),
+        ("--trace", _absolute(args.trace)),
+        ("--timeout", None if args.timeout == 120.0 else f"{args.timeout:g}"),
+        ("--max-result-bytes", args.max_result_bytes),
+        ("--client", args.client),
+        ("--max-message-bytes", args.max_message_bytes),
+        ("--cache-dir", _absolute(args.cache_dir)),
+    ):
+        if value is not None:
+            words += [flag, str(value)]
+    for header in args.header:
+        words += ["--header", header]
+    return words
+
+
+def _absolute(path: str | None) -> str | None:
+    """Clients start servers from their own working directory: files are named absolutely."""
+    return os.path.abspath(path) if path else None

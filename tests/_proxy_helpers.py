@@ -1,0 +1,148 @@
+"""Running `visiongate proxy` for the tests: as a real process, in front of real servers, with
+the official SDK's client (or a raw one that sees every byte the proxy writes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_DIR = ROOT / "tests" / "npm"
+EVERYTHING = NPM_DIR / "node_modules" / ".bin" / "mcp-server-everything"
+HOSTILE = str(Path(__file__).parent / "_hostile_proxy.py")
+VISION = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
+TEXT_ONLY = ["--provider", "deepseek", "--model", "deepseek-chat"]
+
+
+def proxy_argv(server: Sequence[str], *options: str, target: Sequence[str] = VISION) -> list[str]:
+    return [sys.executable, "-m", "visiongate", "proxy", *target, *options, "--", *server]
+
+
+def proxy_env(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "VISIONGATE_CACHE_DIR": str(home / "images"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
+
+
+def everything_command() -> list[str]:
+    """The reference server `@modelcontextprotocol/server-everything`, pinned in
+    tests/npm/package.json; installed there (`npm ci`) when npm is here and it is not yet."""
+    if not EVERYTHING.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip(
+                "npm is not installed, so @modelcontextprotocol/server-everything cannot be"
+            )
+        subprocess.run(
+            [npm, "ci", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund"],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    return [str(EVERYTHING), "stdio"]
+
+
+@asynccontextmanager
+async def proxied(
+    argv: Sequence[str], home: Path, errlog: Path | None = None, **callbacks: Any
+) -> AsyncIterator[ClientSession]:
+    """An initialized SDK client session with `argv` (the proxy) as its server."""
+    parameters = StdioServerParameters(command=argv[0], args=list(argv[1:]), env=proxy_env(home))
+    log_path = errlog if errlog is not None else home / "proxy.log"
+    with log_path.open("a", encoding="utf-8") as log:
+        async with (
+            stdio_client(parameters, errlog=log) as (read, write),
+            ClientSession(read, write, **callbacks) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class RawClient:
+    """A client that writes JSON-RPC lines and keeps every line the proxy writes, with its size."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.lines: list[bytes] = []
+        self.next_id = 0
+
+    @classmethod
+    async def start(cls, argv: Sequence[str], home: Path) -> RawClient:
+        log = (home / "proxy.log").open("ab")
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log,
+            env=proxy_env(home),
+            limit=256 * 1024 * 1024,
+        )
+        log.close()
+        return cls(process)
+
+    async def send_line(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data + b"\n")
+        await self.process.stdin.drain()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.send_line(json.dumps(message).encode())
+
+    async def read(self, timeout: float = 60) -> dict[str, Any] | None:
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
+        if not line:
+            return None
+        self.lines.append(line)
+        parsed: dict[str, Any] = json.loads(line)
+        return parsed
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 60
+    ) -> dict[str, Any]:
+        self.next_id += 1
+        await self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return await self.answer(self.next_id, timeout)
+
+    async def answer(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
+        while True:
+            message = await self.read(timeout)
+            if message is None:
+                raise ConnectionError("the proxy closed its output")
+            if message.get("id") == request_id and "method" not in message:
+                return message
+
+    async def initialize(self) -> dict[str, Any]:
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        answer = await self.request("initialize", params)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    async def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return await asyncio.wait_for(self.process.wait(), 30)
