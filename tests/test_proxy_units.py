@@ -230,3 +230,30 @@ def test_the_readme_snippet_is_what_print_config_prints(
     entry = printed["mcpServers"]["some-server"]
     entry["command"] = Path(entry["command"]).name  # printed absolutely, where it runs from
     assert code == 0 and printed == shown
+
+
+def test_a_record_never_claims_an_image_the_fitting_dropped(tmp_path: Path) -> None:
+    """Fitting dropped the last image to keep the text within the client's limit, and the
+    record still listed it under `execution.attached`: it says what was sent now."""
+    from types import SimpleNamespace
+
+    from visiongate.adapters.proxy._calls import undelivered
+    from visiongate.adapters.proxy._fit import Fitted
+
+    store = ImageCache(tmp_path)
+    image = {"type": "image", "data": "A" * 40_000, "mimeType": "image/png"}
+    crowded = {"content": [{"type": "text", "text": "z" * 10}, image, image], "isError": False}
+    fitted = fit_call_response(2, crowded, 65_536, store)
+    sent = json.loads(fitted.message)["result"]["content"]
+    execution = {"attached": [{"index": 1}, {"index": 2}], "refused": []}
+    target = SimpleNamespace(max_result_bytes=65_536)
+    told = undelivered(execution, fitted, target)
+    assert len(told["attached"]) == sum(block["type"] == "image" for block in sent) == 1
+    assert told["refused"] == [
+        {"index": 2, "reason": "not sent: dropped to keep the text within the client's limit "
+         "of 65,536 bytes per message"}
+    ]  # fmt: skip
+    refused = Fitted(b"{}", {"refused": "70,000 bytes even after cutting"})  # an error sent
+    gone = undelivered(execution, refused, target)
+    assert gone["attached"] == [] and [item["index"] for item in gone["refused"]] == [1, 2]
+    assert undelivered(execution, fit_call_response(4, crowded, 10**7, store), target) is execution

@@ -28,7 +28,7 @@ from .._router import Router
 from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
-from ._fit import fit_call_response, image_budget
+from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 from ._surfaces import clean_error
 
@@ -140,9 +140,11 @@ class CallRouter:
             "image_budget": budget,
             "route_ms": _ms(routed_at - (call.answered or 0)),
         }
+        record = dict(routed.record)
         if fitted.changes:
             extra["fitted"] = dict(fitted.changes)
-        self._write(dict(routed.record), call, raw_size, len(fitted.message), extra)
+            record["execution"] = undelivered(record.get("execution"), fitted, target)
+        self._write(record, call, raw_size, len(fitted.message), extra)
         return fitted.message
 
     def _error_answer(self, call: Call, error: Any, raw_size: int) -> bytes:
@@ -215,6 +217,32 @@ class CallRouter:
             proxy["cleaned_elsewhere"], self._elsewhere = self._elsewhere, {}
         record["proxy"] = proxy
         self._router.gate.trace(record)
+
+
+def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
+    """The record's `execution` as the client really received it: images the fitting dropped
+    (the last ones), or all of them when the answer became an error, move from `attached` to
+    `refused` with the reason, so the record never claims pixels that were not sent."""
+    if not isinstance(execution, Mapping):
+        return execution
+    attached = list(execution.get("attached") or [])
+    dropped = (
+        len(attached) if "refused" in fitted.changes else fitted.changes.get("images_dropped", 0)
+    )
+    if not dropped:
+        return execution
+    why = (
+        "the whole answer was over"
+        if "refused" in fitted.changes
+        else "dropped to keep the text within"
+    )
+    reason = f"not sent: {why} the client's limit of {target.max_result_bytes:,} bytes per message"
+    moved = [{"index": item.get("index"), "reason": reason} for item in attached[-dropped:]]
+    return {
+        **execution,
+        "attached": attached[:-dropped],
+        "refused": [*(execution.get("refused") or []), *moved],
+    }
 
 
 def _ms(seconds: float) -> float:
