@@ -70,6 +70,24 @@ def test_usage_errors_go_to_stderr_and_exit_2(
     assert code == 2 and out == "" and "error" in err
 
 
+ABBREVIATIONS = {
+    # `--mode` is a prefix of `--model`: argparse would have read it as a new model id.
+    "decide --mode (not an option, a prefix of --model)": ["decide", *TARGET, "--mode", "text"],
+    "lint --form": ["lint", str(POLICIES), "--form", "json"],
+    "explain --pol": ["explain", "--pol", "never-pixels"],
+    "mcp call --tim": ["mcp", "call", *TARGET, "--tool", "tile", "--tim", "1", "--", "true"],
+    "registry show --mod": ["registry", "show", "anthropic", "--mod", "claude-sonnet-4-5"],
+}
+
+
+@pytest.mark.parametrize("argv", ABBREVIATIONS.values(), ids=ABBREVIATIONS)
+def test_an_abbreviated_option_is_a_usage_error_not_a_guess(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and "unrecognized arguments" in err
+
+
 def test_route_with_two_images_for_computer_use_is_a_usage_error_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,7 +3,9 @@ HTTP server under uvicorn), the client on the proxy's stdio (issue 19)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -13,10 +15,12 @@ from typing import Any
 
 import pytest
 import uvicorn
-from _proxy_helpers import VISION, proxied, read_trace
+from _proxy_helpers import VISION, RawClient, proxied, read_trace
 from mcp.types import ImageContent, TextContent
 
 from visiongate.adapters.mcp.example_server import build_server
+from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
+from visiongate.adapters.proxy._relay import UPSTREAM_GONE
 
 pytestmark = pytest.mark.anyio
 TAG_RANGE = range(0xE0000, 0xE0080)
@@ -80,3 +84,77 @@ async def test_a_streamable_http_server_behind_the_proxy(
     records = read_trace(trace)
     assert [r["proxy"]["transport"] for r in records] == ["http", "http"]
     assert records[0]["proxy"]["server"] == url
+
+
+SERVE_OVER_HTTP = """
+import sys, uvicorn
+from visiongate.adapters.mcp.example_server import build_server
+from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
+from visiongate.adapters.proxy._relay import UPSTREAM_GONE
+app = build_server().streamable_http_app()
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+async def test_an_http_server_that_goes_away_answers_what_is_in_flight_and_ends_the_proxy(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-P", "-c", SERVE_OVER_HTTP, str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        argv = [
+            sys.executable, "-m", "visiongate", "proxy", *VISION,
+            "--url", f"http://127.0.0.1:{port}/mcp",
+        ]  # fmt: skip
+        client = await RawClient.start(argv, tmp_path)
+        await client.initialize()
+        first = await client.request("tools/call", {"name": "tagged", "arguments": {}})
+        assert "result" in first
+        server.kill()
+        server.wait(timeout=30)
+        gone = await client.request("tools/call", {"name": "tagged", "arguments": {}})
+        assert gone["error"]["code"] == UPSTREAM_CLOSED
+        assert "closed the connection before answering `tools/call`" in gone["error"]["message"]
+        assert await asyncio.wait_for(client.process.wait(), 30) == UPSTREAM_GONE
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    log = (tmp_path / "proxy.log").read_text()
+    assert "cannot be reached: All connection attempts failed" in log
+    assert "Traceback" not in log
+
+
+async def test_an_http_server_that_is_not_there_is_an_error_answer_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    argv = [
+        sys.executable, "-m", "visiongate", "proxy", *VISION,
+        "--url", f"http://127.0.0.1:{_free_port()}/mcp",
+    ]  # fmt: skip
+    client = await RawClient.start(argv, tmp_path)
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    answer = await client.request("initialize", params)
+    assert answer["error"]["code"] == UPSTREAM_CLOSED
+    assert await asyncio.wait_for(client.process.wait(), 30) == UPSTREAM_GONE
+    assert "Traceback" not in (tmp_path / "proxy.log").read_text()

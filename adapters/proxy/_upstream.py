@@ -19,9 +19,10 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import anyio
+import anyio.abc
 from anyio.abc import Process
 
 from ..mcp._session import server_label
@@ -118,28 +119,65 @@ async def stdio_upstream(
 
 
 class HttpUpstream:
-    """A Streamable HTTP server through the SDK's transport."""
+    """A Streamable HTTP server through the SDK's transport.
+
+    The transport runs in a task of its own: when the server goes away the SDK's task group
+    fails with the connection error, and that must end this side's lines (so the relay answers
+    what is in flight and stops) instead of cancelling the relay mid-answer."""
 
     transport = "http"
 
-    def __init__(self, url: str, read: object, write: object, limit: int) -> None:
+    def __init__(self, url: str, limit: int) -> None:
         self.label = untrusted_line(url, 200)
-        self._read = read
-        self._write = write
         self._limit = limit
+        self._read: Any = None
+        self._write: Any = None
+        self.reason: str | None = None
+        """Why the transport ended, when it failed (sanitized, one line)."""
+        self.done = anyio.Event()
+        """Set when this side is finished with the server: the transport then closes."""
+        self.failed = anyio.Event()
+
+    def attach(self, read: Any, write: Any) -> None:
+        self._read, self._write = read, write
+
+    def fail(self, error: BaseException) -> None:
+        self.reason = untrusted_line(_first_cause(error), 300)
+        print(
+            f"visiongate proxy: the MCP server `{self.label}` cannot be reached: {self.reason}",
+            file=sys.stderr,
+        )
+        self.failed.set()
 
     async def send(self, message: bytes) -> None:
         from mcp.shared.message import SessionMessage
         from mcp.types import jsonrpc_message_adapter
 
         parsed = jsonrpc_message_adapter.validate_json(message, by_name=False)
+        if self.failed.is_set():
+            raise UpstreamClosed(self.reason or "the connection is closed")
         try:
-            await self._write.send(SessionMessage(parsed))  # type: ignore[attr-defined]
+            await self._write.send(SessionMessage(parsed))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
             raise UpstreamClosed(str(error) or "the connection is closed") from None
 
     async def lines(self) -> AsyncIterator[bytes | Oversized]:
-        async for item in self._read:  # type: ignore[attr-defined]
+        while not self.failed.is_set():
+            item: Any = None
+            async with anyio.create_task_group() as group:
+
+                async def _failed() -> None:
+                    await self.failed.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(_failed)
+                try:
+                    item = await self._read.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    self.failed.set()
+                group.cancel_scope.cancel()
+            if item is None:
+                continue
             if isinstance(item, Exception):
                 text = untrusted_line(str(item) or type(item).__name__, 300)
                 print(f"visiongate proxy: the MCP server `{self.label}`: {text}", file=sys.stderr)
@@ -151,15 +189,41 @@ class HttpUpstream:
         return None
 
 
+def _first_cause(error: BaseException) -> str:
+    """The innermost reason of an exception group (the SDK's task group wraps the httpx error)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return str(error) or type(error).__name__
+
+
 @asynccontextmanager
 async def http_upstream(
     url: str, headers: Mapping[str, str], *, max_message_bytes: int
 ) -> AsyncIterator[HttpUpstream]:
     """Connect to a Streamable HTTP server with the SDK's transport; the session is ended
-    (HTTP DELETE) on the way out."""
+    (HTTP DELETE) on the way out. A server that goes away ends the upstream's lines."""
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    client = create_mcp_http_client(headers=dict(headers))
-    async with client, streamable_http_client(url, http_client=client) as (read, write):
-        yield HttpUpstream(url, read, write, max_message_bytes)
+    upstream = HttpUpstream(url, max_message_bytes)
+
+    async def transport(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        try:
+            client = create_mcp_http_client(headers=dict(headers))
+            async with client, streamable_http_client(url, http_client=client) as (read, write):
+                upstream.attach(read, write)
+                task_status.started()
+                started = True
+                await upstream.done.wait()
+        except Exception as error:  # the SDK's task group, failed: the server is gone
+            upstream.fail(error)
+            if not started:
+                task_status.started()
+
+    async with anyio.create_task_group() as group:
+        await group.start(transport)
+        try:
+            yield upstream
+        finally:
+            upstream.done.set()

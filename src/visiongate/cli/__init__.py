@@ -116,6 +116,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; only the module of `only` (if any) is imported."""
     parser = argparse.ArgumentParser(
         prog="visiongate",
+        allow_abbrev=False,
         description="Route tool-produced images to the model as pixels or as text, by policy.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -126,10 +127,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, summary) in COMMANDS.items():
         if name != only:
-            commands.add_parser(name, help=summary, add_help=False)
+            commands.add_parser(name, help=summary, add_help=False, allow_abbrev=False)
             continue
         sub = commands.add_parser(
             name,
+            allow_abbrev=False,
             help=summary,
             description=summary,
             epilog=EXIT_CODES,

@@ -38,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="mcp_command", metavar="COMMAND", required=True)
     call = commands.add_parser(
         "call",
+        allow_abbrev=False,
         help="call one tool and route the result",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -19,7 +19,9 @@ SCHEMA_VERSION = 1
 
 def configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    show = actions.add_parser("show", help="a provider's entry, or one model's resolved route")
+    show = actions.add_parser(
+        "show", allow_abbrev=False, help="a provider's entry, or one model's resolved route"
+    )
     show.add_argument("provider", metavar="PROVIDER", help="provider id or alias")
     show.add_argument("model", metavar="MODEL", nargs="?", help="model id: show its route")
     add_gate_arguments(show)

@@ -23,10 +23,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    listing = actions.add_parser("list", help="every learned or probed route")
+    listing = actions.add_parser("list", allow_abbrev=False, help="every learned or probed route")
     _common(listing)
     listing.add_argument("--json", action="store_true", help="print JSON")
-    forget = actions.add_parser("forget", help="drop the route of one provider and model")
+    forget = actions.add_parser(
+        "forget", allow_abbrev=False, help="drop the route of one provider and model"
+    )
     forget.add_argument("provider", metavar="PROVIDER")
     forget.add_argument("model", metavar="MODEL")
     _common(forget)
