@@ -57,6 +57,7 @@ USAGE_ERRORS = {
     "routes with no action": ["routes"],
     "an unknown flag": ["explain", "--polcy", "default"],
     "rule with an unknown code": ["rule", "gapp"],
+    "proxy --url that is not http(s)": ["proxy", *TARGET, "--url", "ftp://example.com/mcp"],
     "test --run with a bad pattern": ["test", "--run", "(", str(POLICIES)],
     "lint --severity with an unknown code": ["lint", str(POLICIES), "--severity", "gapp=error"],
 }

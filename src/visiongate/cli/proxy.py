@@ -109,6 +109,10 @@ def _command(args: argparse.Namespace) -> list[str]:
         raise UsageError("give the server command after `--`, or `--url`")
     if args.header and not args.url:
         raise UsageError("`--header` applies to `--url` servers only")
+    if args.url and not args.url.lower().startswith(("http://", "https://")):
+        raise UsageError(
+            f"`--url {args.url}`: a Streamable HTTP server's URL starts with http(s)://"
+        )
     if (args.provider is None) != (args.model is None):
         raise UsageError("give both `--provider` and `--model`, or neither (with `--config`)")
     if args.provider is None and args.config is None:
