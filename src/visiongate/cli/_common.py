@@ -148,3 +148,14 @@ def output_directory(path: str | Path) -> Path:
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
     print(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def positive_seconds(text: str) -> float:
+    """An `argparse` type: a finite number of seconds above 0 (`--timeout`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
+    return value

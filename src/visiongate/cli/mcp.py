@@ -27,7 +27,7 @@ from visiongate.adapters.mcp._session import (
     ServerError,
 )
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded
+from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded, positive_seconds
 from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
@@ -61,14 +61,14 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """`--timeout`, `--connect-timeout` and `--max-message-bytes`."""
     parser.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help=f"longest wait for each request to the server, and for the handshake unless "
         f"--connect-timeout is given (default {DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--connect-timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help=f"longest wait for the server to start and answer `initialize` "
         f"(default {DEFAULT_CONNECT_TIMEOUT_S:g}, or --timeout)",
@@ -79,16 +79,6 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help=f"largest message accepted from the server (default {DEFAULT_MAX_MESSAGE_BYTES})",
     )
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

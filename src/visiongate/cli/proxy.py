@@ -27,7 +27,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import UsageError, add_gate_arguments, check_gate_inputs, guarded
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    guarded,
+    positive_seconds,
+)
 
 if TYPE_CHECKING:
     from visiongate.adapters.proxy import ProxyOptions
@@ -46,7 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="FILE", help="append one decision record per call")
     parser.add_argument(
         "--timeout",
-        type=_positive_seconds,
+        type=positive_seconds,
         default=120.0,
         metavar="SECONDS",
         help="longest wait for each request to the server (default 120)",
@@ -79,16 +85,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "server", nargs=argparse.REMAINDER, metavar="-- SERVER COMMAND ...", help="after `--`"
     )
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
-    return value
 
 
 def _byte_count(text: str) -> int:
