@@ -266,3 +266,33 @@ def test_bad_facts_say_what_is_wrong(
 ) -> None:
     code, out, err = run(capsys, "decide", "--facts", facts)
     assert (code, out) == (2, "") and message in err
+
+
+def test_decide_with_a_config_decides_for_its_main_model_like_proxy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("model:\n  provider: anthropic\n  default: claude-sonnet-4-5\n")
+    code, out, err = run(capsys, "decide", "--config", str(config), "--json")
+    record = json.loads(out)
+    assert (code, err) == (0, "")
+    assert (record["provider"], record["model"], record["lane"]) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+        "native",
+    )
+    # The command line still wins over the config's main model.
+    code, out, _ = run(
+        capsys, "decide", "--config", str(config), "--json", *TARGET[:2], "--model", "gpt-3.5-turbo"
+    )
+    assert code == 0 and json.loads(out)["model"] == "gpt-3.5-turbo"
+
+
+def test_decide_with_a_config_that_names_no_model_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("agent:\n  image_input_mode: auto\n")
+    code, out, err = run(capsys, "decide", "--config", str(config))
+    assert (code, out) == (2, "")
+    assert "names no main model: give `--provider` and `--model`" in err

@@ -43,11 +43,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _check_usage(args: argparse.Namespace) -> None:
     if args.facts and (args.provider or args.model):
         raise UsageError("give either --provider and --model, or --facts, not both")
-    if not args.facts and not (args.provider and args.model):
+    if not args.facts and not (args.provider and args.model) and not args.config:
         given = "--provider" if args.provider else "--model" if args.model else None
         if given:
             raise UsageError("--provider and --model go together")
-        raise UsageError("give --provider and --model, or --facts")
+        raise UsageError("give --provider and --model, or --facts (or --config with a main model)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +103,16 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
     from visiongate.engine import Gate
 
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
-    return gate, gate.decide(args.provider, args.model)
+    config = gate.resolver.config
+    # Like `proxy --config`: the agent config's main model unless the command line names one.
+    provider = args.provider or config.main_provider
+    model = args.model or config.main_model
+    if not provider or not model:
+        raise UsageError(
+            f"the agent config `{args.config}` names no main model: give `--provider` and "
+            "`--model`, or set `model.provider` and `model.default` there"
+        )
+    return gate, gate.decide(provider, model)
 
 
 def render_decision(decision: Decision) -> str:
