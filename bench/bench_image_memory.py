@@ -66,6 +66,23 @@ def _translucent() -> Image.Image:
     return image
 
 
+def _gradients(mode: str) -> Image.Image:
+    """Many colours and, in RGBA, an alpha gradient: libwebp then decodes through full-size
+    buffers of its own (a few colours fit a packed palette)."""
+    red = Image.linear_gradient("L").resize((EDGE, EDGE))
+    image = Image.merge(
+        "RGB",
+        (
+            red,
+            red.transpose(Image.Transpose.ROTATE_90),
+            Image.radial_gradient("L").resize(red.size),
+        ),
+    )
+    if mode == "RGBA":
+        image.putalpha(red.transpose(Image.Transpose.ROTATE_180))
+    return image
+
+
 def _screen_rgba(seed: int) -> Image.Image:
     # Imported here: the child may run on another interpreter (`--python`) without numpy.
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,6 +100,11 @@ CASES = (
         lambda: [_save(_translucent(), "WEBP", lossless=True, method=0)],
     ),
     Case("webp lossy rgb 8192x8192", lambda: [_save(_canvas("RGB", (200, 30, 30)), "WEBP")]),
+    Case(
+        "webp lossless rgba 8192x8192 gradients",
+        lambda: [_save(_gradients("RGBA"), "WEBP", lossless=True, method=0)],
+    ),
+    Case("webp lossy rgba 8192x8192 gradients", lambda: [_save(_gradients("RGBA"), "WEBP")]),
     Case("jpeg rgb 8192x8192", lambda: [_save(_canvas("RGB", (200, 30, 30)), "JPEG")]),
     Case(
         "jpeg rgb 8192x8192 progressive",

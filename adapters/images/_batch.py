@@ -25,7 +25,7 @@ from PIL import Image
 
 from visiongate.engine._settings import NativeSettings
 
-from ._decode import MAX_SOURCE_PIXELS, fitted_size
+from ._decode import MAX_SOURCE_PIXELS, decodes_directly, fitted_size
 from ._process import process_with_digest
 from ._sniff import DECODABLE, sniff_media_type
 from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
@@ -42,8 +42,13 @@ PEAK_FACTOR: Final = 2.0
 """Peak over width x height x 4 bytes, the goal for every format but WebP: measured 1.5 at
 most for PNG, GIF and the rest (bench/bench_image_memory.py)."""
 WEBP_PEAK_FACTOR: Final = 4.5
-"""WebP peaks at 4.0 inside Pillow's decode alone: libwebp's animation decoder, the only one
-Pillow uses, keeps two canvases and returns a third copy, which Pillow copies once more."""
+"""An animated WebP (or any WebP when libwebp cannot be loaded) peaks at 4.0 inside Pillow's
+decode alone: libwebp's animation decoder, the only one Pillow uses, keeps two canvases and
+returns a third copy, which Pillow copies once more."""
+WEBP_STILL_PEAK_FACTOR: Final = 2.3
+"""A still WebP is decoded by libwebp's simple API straight into the frame: measured 2.27 at
+most (lossy with a gradient alpha, whose plane libwebp decodes through a 4-byte buffer of its
+own), 2.04 for a many-coloured lossless image, 1.30 for few colours."""
 PROGRESSIVE_FACTOR: Final = 1.0
 """A progressive JPEG's coefficients stay in memory at full size, whatever the draft scale
 (measured 0.9)."""
@@ -70,8 +75,7 @@ def predicted_peak(data: bytes, max_edge: int) -> int:
         with Image.open(io.BytesIO(data), formats=[DECODABLE[media_type]]) as image:
             full = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4
             if image.format not in ("JPEG", "MPO"):
-                factor = WEBP_PEAK_FACTOR if media_type == "image/webp" else PEAK_FACTOR
-                return max(_FLOOR, int(full * factor))
+                return max(_FLOOR, int(full * _peak_factor(data, image)))
             progressive = bool(image.info.get("progressive") or image.info.get("progression"))
             image.draft(None, fitted_size(image.width, image.height, max_edge))
             drafted = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4  # libjpeg's size
@@ -79,6 +83,12 @@ def predicted_peak(data: bytes, max_edge: int) -> int:
         return _FLOOR
     coefficients = full * PROGRESSIVE_FACTOR if progressive else 0
     return max(_FLOOR, int(drafted * PEAK_FACTOR + coefficients))
+
+
+def _peak_factor(data: bytes, image: Image.Image) -> float:
+    if image.format != "WEBP":
+        return PEAK_FACTOR
+    return WEBP_STILL_PEAK_FACTOR if decodes_directly(data, image) else WEBP_PEAK_FACTOR
 
 
 class MemoryBudget:

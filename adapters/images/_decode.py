@@ -6,15 +6,20 @@ keeps its default (False); a process that turns it on would let partial images t
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import io
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final
 
-from PIL import ExifTags, Image, UnidentifiedImageError
+import PIL
+from PIL import ExifTags, Image, UnidentifiedImageError, _imaging
 
 from ._filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
 from ._sniff import DECODABLE
@@ -109,10 +114,18 @@ def decode(
         draft = fitted_size(width, height, max_edge)
         if image.format in ("JPEG", "MPO"):
             image.draft(None, draft)
-        image.load()
+        still = _still_webp(data, image)
+        if still is None:
+            image.load()
+        # Both come from the header Pillow read when it opened the file, loaded or not.
         orientation = _orientation(image)
         icc_profile = _icc_profile(image)
-        first, frames = _first_frame(image, width * height) if animated else (image, 1)
+        if still is not None:
+            first, frames = still, 1
+        elif animated:
+            first, frames = _first_frame(image, width * height)
+        else:
+            first, frames = image, 1
         # Only an image within the ceiling can pass through: only then is the exact count due.
         exact = exact and max(width, height) <= max_edge
         bare_data = _check_filled(
@@ -180,6 +193,101 @@ def _unfilled(what: str, size: tuple[int, int]) -> Refusal:
     return Refusal(
         f"refused: {what} ends before the image is filled ({size[0]}x{size[1]} declared)"
     )
+
+
+# --- WebP through libwebp's simple API --------------------------------------------------------
+#
+# Pillow decodes WebP only through libwebp's animation decoder, which keeps two canvases and
+# returns a third copy that Pillow copies once more: 4x the frame. A still image needs none of
+# that: libwebp's simple API decodes it straight into a buffer Pillow then maps as the frame.
+
+
+@dataclass(frozen=True)
+class _LibWebP:
+    path: str
+    get_info: Callable[..., int]
+    decode_rgba_into: Callable[..., int | None]
+
+
+def decodes_directly(data: bytes, image: Image.Image) -> bool:
+    """Whether `image` (opened from `data`) is a still WebP that libwebp can decode in place."""
+    return _still(data, image) and libwebp() is not None
+
+
+def _still(data: bytes, image: Image.Image) -> bool:
+    return (
+        image.format == "WEBP"
+        and image.mode in ("RGB", "RGBA")
+        and int(getattr(image, "n_frames", 1)) == 1
+        # An animation of one frame is still a canvas to compose: Pillow's decoder does it.
+        and not (data[12:16] == b"VP8X" and len(data) > 20 and data[20] & 0x02)
+    )
+
+
+_INT_P: Final = ctypes.POINTER(ctypes.c_int)
+
+
+@functools.lru_cache(maxsize=1)
+def libwebp() -> _LibWebP | None:
+    """The libwebp Pillow's wheel carries, else the system's; None when neither loads."""
+    for path in _libwebp_candidates():
+        try:
+            library = ctypes.CDLL(path)
+            get_info = library.WebPGetInfo
+            decode_into = library.WebPDecodeRGBAInto
+        except (OSError, AttributeError):
+            continue
+        get_info.argtypes = [ctypes.c_char_p, ctypes.c_size_t, _INT_P, _INT_P]
+        get_info.restype = ctypes.c_int
+        decode_into.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+        ]
+        decode_into.restype = ctypes.c_void_p
+        return _LibWebP(path, get_info, decode_into)
+    return None
+
+
+def _libwebp_candidates() -> list[str]:
+    # auditwheel puts Pillow's libraries in `pillow.libs` beside `PIL` (delocate, on macOS, in
+    # `PIL/.dylibs`), renamed with a hash: `libwebp-51b0b3f7.so.7.2.0`.
+    package = Path(PIL.__file__).resolve().parent
+    vendored = [
+        *sorted(package.parent.glob("pillow.libs/libwebp-*.so*")),
+        *sorted(package.glob(".dylibs/libwebp.*dylib")),
+    ]
+    system = ctypes.util.find_library("webp")
+    return [str(path) for path in vendored] + ([system] if system else [])
+
+
+def _still_webp(data: bytes, image: Image.Image) -> Image.Image | None:
+    """The frame of a still WebP decoded by libwebp into memory Pillow maps without a copy;
+    None when `image` is not a still WebP or libwebp is not found (Pillow decodes it then).
+
+    RGB is decoded as RGBA too: Pillow stores RGB with four bytes a pixel, the fourth unused.
+    """
+    library = libwebp()
+    if library is None or not _still(data, image):
+        return None
+    width, height = ctypes.c_int(), ctypes.c_int()
+    if not library.get_info(data, len(data), ctypes.byref(width), ctypes.byref(height)):
+        raise OSError("libwebp cannot read the image header")
+    if (width.value, height.value) != image.size:
+        raise OSError(f"libwebp reads {width.value}x{height.value}, not the declared size")
+    pixels = bytearray(image.width * image.height * 4)
+    out = (ctypes.c_char * len(pixels)).from_buffer(pixels)
+    try:
+        if not library.decode_rgba_into(data, len(data), out, len(pixels), image.width * 4):
+            raise OSError("libwebp cannot decode the image data")
+    finally:
+        del out  # releases the export, so the frame below may hold the buffer
+    # Image.frombuffer would map RGB as RGBX; its core maps any four-byte mode as asked. The
+    # frame is the buffer's only user, so it may be written in place.
+    mapped = _imaging.map_buffer(pixels, image.size, "raw", 0, (image.mode, 0, 1))
+    return Image.new(image.mode, (0, 0))._new(mapped)
 
 
 def _detached(image: Image.Image) -> Image.Image:
