@@ -228,3 +228,15 @@ def test_mcp_call_server_that_dies_is_an_error_not_a_traceback(
     )
     assert "(it exited with status 0)" in captured.err
     assert "Traceback" not in captured.out + captured.err
+
+
+def test_route_names_a_refused_file_by_its_absolute_path(
+    capsys: pytest.CaptureFixture[str], files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given relative to the working directory, the `MEDIA:` line still names the file from
+    # wherever the agent reads it.
+    monkeypatch.chdir(files["notes"].parent)
+    argv = ["--source", "browser", "--image", files["notes"].name, *TARGET]
+    code, out, _ = route(capsys, *argv)
+    assert code == 0
+    assert f"MEDIA:{files['notes'].resolve()}\\n" in json.dumps(json.loads(out)["payload"])

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
 async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
     """Load the gate, read the files, route them as the given source."""
     router = build_router(args)
-    files = [Path(name) for name in args.image]
+    # Absolute, so a `MEDIA:` line still names the file wherever the agent reads it.
+    files = [Path(name).resolve() for name in args.image]
     # Routed for the shape it will be rendered in, so the record says what the payload carries.
     target = {"provider": args.provider, "model": args.model, "api": args.api}
     if args.source == "mcp":
