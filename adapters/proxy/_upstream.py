@@ -132,58 +132,47 @@ class HttpUpstream:
         self._limit = limit
         self._read: Any = None
         self._write: Any = None
-        self.reason: str | None = None
-        """Why the transport ended, when it failed (sanitized, one line)."""
         self.done = anyio.Event()
         """Set when this side is finished with the server: the transport then closes."""
-        self.failed = anyio.Event()
 
     def attach(self, read: Any, write: Any) -> None:
         self._read, self._write = read, write
 
     def fail(self, error: BaseException) -> None:
-        self.reason = untrusted_line(_first_cause(error), 300)
+        reason = untrusted_line(_first_cause(error), 300)
         print(
-            f"visiongate proxy: the MCP server `{self.label}` cannot be reached: {self.reason}",
+            f"visiongate proxy: the MCP server `{self.label}` cannot be reached: {reason}",
             file=sys.stderr,
         )
-        self.failed.set()
 
     async def send(self, message: bytes) -> None:
         from mcp.shared.message import SessionMessage
         from mcp.types import jsonrpc_message_adapter
 
         parsed = jsonrpc_message_adapter.validate_json(message, by_name=False)
-        if self.failed.is_set():
-            raise UpstreamClosed(self.reason or "the connection is closed")
+        if self._write is None:  # the transport failed before it started
+            raise UpstreamClosed("the connection could not be opened")
         try:
             await self._write.send(SessionMessage(parsed))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
             raise UpstreamClosed(str(error) or "the connection is closed") from None
 
     async def lines(self) -> AsyncIterator[bytes | Oversized]:
-        while not self.failed.is_set():
-            item: Any = None
-            async with anyio.create_task_group() as group:
-
-                async def _failed() -> None:
-                    await self.failed.wait()
-                    group.cancel_scope.cancel()
-
-                group.start_soon(_failed)
-                try:
-                    item = await self._read.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    self.failed.set()
-                group.cancel_scope.cancel()
-            if item is None:
-                continue
-            if isinstance(item, Exception):
-                text = untrusted_line(str(item) or type(item).__name__, 300)
-                print(f"visiongate proxy: the MCP server `{self.label}`: {text}", file=sys.stderr)
-                continue
-            line = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            yield line if len(line) <= self._limit else Oversized(len(line), line[:512])
+        # Ends when the transport closes its streams: on the way out, or when it failed.
+        if self._read is None:
+            return
+        try:
+            async for item in self._read:
+                if isinstance(item, Exception):
+                    text = untrusted_line(str(item) or type(item).__name__, 300)
+                    print(
+                        f"visiongate proxy: the MCP server `{self.label}`: {text}", file=sys.stderr
+                    )
+                    continue
+                line = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                yield line if len(line) <= self._limit else Oversized(len(line), line[:512])
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
 
     async def exit_status(self) -> int | None:
         return None
