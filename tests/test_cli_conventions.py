@@ -296,3 +296,13 @@ def test_decide_with_a_config_that_names_no_model_is_a_usage_error(
     code, out, err = run(capsys, "decide", "--config", str(config))
     assert (code, out) == (2, "")
     assert "names no main model: give `--provider` and `--model`" in err
+
+
+def test_proxy_with_a_config_that_names_no_model_is_the_same_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("agent:\n  image_input_mode: auto\n")
+    code, out, err = run(capsys, "proxy", "--config", str(config), "--", "true")
+    assert (code, out) == (2, "")
+    assert "names no main model: give `--provider` and `--model`" in err

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from visiongate.engine import PolicyError
+    from visiongate.engine import Gate, PolicyError
 
 T = TypeVar("T")
 
@@ -159,3 +159,17 @@ def positive_seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"`{text}` must be above 0 seconds")
     return value
+
+
+def target_model(args: argparse.Namespace, gate: Gate) -> tuple[str, str]:
+    """The provider and model to decide for: the command line's, else the agent config's main
+    model (`model.provider`, `model.default`); a `UsageError` when neither names one."""
+    config = gate.resolver.config
+    provider = args.provider or config.main_provider
+    model = args.model or config.main_model
+    if not provider or not model:
+        raise UsageError(
+            f"the agent config `{args.config}` names no main model: give `--provider` and "
+            "`--model`, or set `model.provider` and `model.default` there"
+        )
+    return provider, model

@@ -13,6 +13,7 @@ from visiongate.cli._common import (
     check_gate_inputs,
     guarded,
     print_json,
+    target_model,
 )
 
 if TYPE_CHECKING:
@@ -103,16 +104,7 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
     from visiongate.engine import Gate
 
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry)
-    config = gate.resolver.config
-    # Like `proxy --config`: the agent config's main model unless the command line names one.
-    provider = args.provider or config.main_provider
-    model = args.model or config.main_model
-    if not provider or not model:
-        raise UsageError(
-            f"the agent config `{args.config}` names no main model: give `--provider` and "
-            "`--model`, or set `model.provider` and `model.default` there"
-        )
-    return gate, gate.decide(provider, model)
+    return gate, gate.decide(*target_model(args, gate))
 
 
 def render_decision(decision: Decision) -> str:

@@ -33,6 +33,7 @@ from visiongate.cli._common import (
     check_gate_inputs,
     guarded,
     positive_seconds,
+    target_model,
 )
 
 if TYPE_CHECKING:
@@ -181,14 +182,7 @@ def _options(
 
     require_client_sdk()
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=args.trace)
-    config = gate.resolver.config
-    provider = args.provider or config.main_provider
-    model = args.model or config.main_model
-    if not provider or not model:
-        raise ValueError(
-            f"the agent config `{args.config}` names no main model: give `--provider` and "
-            "`--model`, or set `model.provider` and `model.default` there"
-        )
+    provider, model = target_model(args, gate)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
     watch = args.policy is not None and os.path.isfile(args.policy)
     if watch:
