@@ -168,18 +168,8 @@ def remember(
 
 
 def _diagnostic_dict(diagnostic: Diagnostic) -> dict[str, Any]:
-    location = diagnostic.location
-    return {
-        "code": diagnostic.code,
-        "severity": diagnostic.severity,
-        "message": diagnostic.message,
-        "line": location.line,
-        "column": location.column,
-        "path": list(diagnostic.document_path),
-        "help": diagnostic.help,
-        "cells": list(diagnostic.cells),
-        "rule": diagnostic.rule,
-    }
+    # The path as a list, not `path_text`: its parts keep their types (a list index is an int).
+    return {**diagnostic.as_dict(), "path": list(diagnostic.document_path)}
 
 
 def _write(path: Path, encoded: str) -> None:
