@@ -28,7 +28,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ._diagnostics import Diagnostic, Location
+from ._files import replace_file
 from ._policy import Policy, condition_matches
 from ._vocabulary import CELL_COUNT, Cell, all_cells
 
@@ -168,30 +168,14 @@ def remember(
 
 
 def _diagnostic_dict(diagnostic: Diagnostic) -> dict[str, Any]:
-    location = diagnostic.location
-    return {
-        "code": diagnostic.code,
-        "severity": diagnostic.severity,
-        "message": diagnostic.message,
-        "line": location.line,
-        "column": location.column,
-        "path": list(diagnostic.document_path),
-        "help": diagnostic.help,
-        "cells": list(diagnostic.cells),
-        "rule": diagnostic.rule,
-    }
+    # The path as a list, not `path_text`: its parts keep their types (a list index is an int).
+    return {**diagnostic.as_dict(), "path": list(diagnostic.document_path)}
 
 
 def _write(path: Path, encoded: str) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(encoded)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    # Not synced: an entry lost in a crash is only compiled again.
+    replace_file(path, encoded.encode("utf-8"), prefix=".entry-", suffix=".tmp", sync=False)
     _trim(path.parent)
 
 

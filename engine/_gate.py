@@ -24,10 +24,9 @@ from typing import Any, TypeAlias
 
 from ._compile import CellVerdict
 from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
-from ._diagnostics import Diagnostic, Location, PolicyError
+from ._diagnostics import Diagnostic, Location, PolicyError, did_you_mean
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
-from ._validate import did_you_mean
 from ._vocabulary import FACTS, Cell
 from .facts._catalog import ModelCatalog
 from .facts._config import AgentConfig

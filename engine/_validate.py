@@ -10,7 +10,6 @@ string, and `strip_text` makes a blank string empty. Values shown in messages ar
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -19,6 +18,7 @@ from cerberus import TypeDefinition
 from cerberus import errors as cerberus_errors
 
 from ._diagnostics import Diagnostic
+from ._diagnostics import did_you_mean as did_you_mean  # re-exported: the tooling imports it here
 from ._yaml import DocumentPath, LoadedYaml, shown
 
 Refine = Callable[[Diagnostic], Diagnostic]
@@ -42,15 +42,6 @@ def strip_text(value: Any) -> Any:
 def as_list(value: Any) -> Any:
     """Coerce a scalar into a one-element list (`mode: text` means `mode: [text]`)."""
     return value if isinstance(value, list) else [value]
-
-
-def did_you_mean(word: object, choices: Sequence[str]) -> str:
-    """`did you mean `x`?` for the closest choice, or a list of the valid ones."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    if close:
-        return f"did you mean `{close[0]}`?"
-    listed = ", ".join(f"`{choice}`" for choice in choices)
-    return f"expected one of {listed}"
 
 
 def recode(

@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
+from .._diagnostics import did_you_mean
 from .._yaml import DocumentPath
 
 __all__ = ["SECTIONS", "byte_count", "clean", "coerce_bool", "unknown_keys"]
@@ -70,27 +71,19 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
         for key in section:
             if str(key) in known:
                 continue
-            # In visiongate's own section every key is reported, so a looser match may suggest.
-            cutoff = 0.6 if own else NEAR_MISS
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=cutoff)
-            if close or own:
-                _report(warn, path, str(key), known, close)
+            # In visiongate's own section every key is reported, with a looser suggestion.
+            if own or difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS):
+                _report(warn, path, str(key), known)
 
 
-def _report(
-    warn: Warn, path: tuple[str, ...], key: str, known: tuple[str, ...], close: list[str]
-) -> None:
+def _report(warn: Warn, path: tuple[str, ...], key: str, known: tuple[str, ...]) -> None:
     where = ".".join(path) or "the top level"
-    help_text = (
-        f"did you mean `{close[0]}`?"
-        if close
-        else "expected one of " + ", ".join(f"`{k}`" for k in known)
-    )
     warn(
         "unknown-config-key",
         f"unknown key `{key}` under `{where}` is ignored",
         (*path, key),
-        help_text,
+        # A near miss at `NEAR_MISS` is also the closest match at `did_you_mean`'s looser cutoff.
+        did_you_mean(key, known),
     )
 
 

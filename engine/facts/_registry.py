@@ -233,10 +233,6 @@ class ProviderRegistry:
             answer = _Answer(answer.api, False, reason, self.label, veto.evidence)
         return self._build(ref, entry, answer, entry is not None or declared is not None)
 
-    def veto_for(self, provider: str, model: str) -> Veto | None:
-        """The veto that applies to a provider and model, if any."""
-        return self._veto(self.locate(provider, model))
-
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
         if entry is None or not base_url:

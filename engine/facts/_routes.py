@@ -18,7 +18,6 @@ import fcntl
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +26,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from .._files import replace_file
 
 __all__ = ["LearnedRoute", "RouteOverlay", "default_routes_path"]
 
@@ -177,17 +178,8 @@ class RouteOverlay:
             "schema_version": SCHEMA_VERSION,
             "routes": [asdict(route) for route in sorted(routes.values(), key=lambda r: r.key)],
         }
-        handle, temporary = tempfile.mkstemp(prefix=".routes-", dir=self.path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(document, stream, indent=2, ensure_ascii=False)
-                stream.write("\n")
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        replace_file(self.path, text.encode("utf-8"), prefix=".routes-", sync=True)
 
     def _load_if_changed(self) -> None:
         assert self.path is not None

@@ -12,11 +12,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ._encode import TraceSink, format_timestamp
 
 logger = logging.getLogger("visiongate")
+
+T = TypeVar("T")
 
 LOG_INTERVAL_SECONDS: Final = 60.0
 
@@ -83,6 +85,18 @@ class DeliveryFailures:
             if not self._unreported:
                 self._since = None
 
+    def deliver(self, record: dict[str, Any], send: Callable[[dict[str, Any]], T]) -> T | None:
+        """`send` the record, with the pending `trace_errors` report; what `send` returned, or
+        None when it raised: the record then counts as lost (tracing never fails a decision)."""
+        report = self.pending()
+        try:
+            result = send(with_report(record, report))
+        except Exception as error:  # any failure of a sink: counted, logged, reported
+            self.failed(error)
+            return None
+        self.delivered(report)
+        return result
+
 
 def with_report(record: dict[str, Any], report: dict[str, Any] | None) -> dict[str, Any]:
     return record if report is None else {**record, "trace_errors": report}
@@ -102,13 +116,7 @@ class GuardedSink:
         self.failures = DeliveryFailures(f"sink {getattr(sink, '__name__', type(sink).__name__)}")
 
     def __call__(self, record: dict[str, Any]) -> None:
-        report = self.failures.pending()
-        try:
-            self._sink(with_report(record, report))
-        except Exception as error:  # any failure of a caller's sink: counted, logged, reported
-            self.failures.failed(error)
-        else:
-            self.failures.delivered(report)
+        self.failures.deliver(record, self._sink)
 
     def close(self) -> None:
         close = getattr(self._sink, "close", None)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ._encode import encode_line
-from ._failures import DeliveryFailures, with_report
+from ._failures import DeliveryFailures
 from ._rotate import Rotation, closed_name, finish, first_record_period
 
 if sys.platform != "win32":
@@ -71,15 +71,7 @@ class JsonlTrace:
     def __call__(self, record: dict[str, Any]) -> None:
         if self._pid != os.getpid():
             self._after_fork()
-        report = self.failures.pending()
-        try:
-            line = encode_line(with_report(record, report))
-            with self._lock:
-                closed = self._append(line)
-        except Exception as error:  # a trace failure must never fail a decision: counted
-            self.failures.failed(error)
-            return
-        self.failures.delivered(report)
+        closed = self.failures.deliver(record, self._write)
         if closed is not None:
             self._finish_later(closed)
 
@@ -95,6 +87,11 @@ class JsonlTrace:
             self._fd = self._lock_fd = self._identity = None
 
     # -- writing ----------------------------------------------------------------------------
+
+    def _write(self, record: dict[str, Any]) -> Path | None:
+        line = encode_line(record)
+        with self._lock:
+            return self._append(line)
 
     def _append(self, line: bytes) -> Path | None:
         """Write one line; the path of the file this write closed, if it rotated one."""

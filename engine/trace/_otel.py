@@ -25,7 +25,7 @@ from datetime import datetime
 from importlib import metadata
 from typing import Any, Final
 
-from ._failures import DeliveryFailures, with_report
+from ._failures import DeliveryFailures
 
 try:
     from opentelemetry import trace as otel_trace
@@ -68,13 +68,7 @@ class OtelTrace:
         self.failures = DeliveryFailures("to OpenTelemetry")
 
     def __call__(self, record: dict[str, Any]) -> None:
-        report = self.failures.pending()
-        try:
-            self._emit(with_report(record, report))
-        except Exception as error:  # a trace failure must never fail a decision: counted
-            self.failures.failed(error)
-            return
-        self.failures.delivered(report)
+        self.failures.deliver(record, self._emit)
 
     def _emit(self, record: dict[str, Any]) -> None:
         attributes = attributes_of(record)
