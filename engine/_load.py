@@ -206,7 +206,7 @@ def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
     policy = compiled.policy
     if policy.hit_policy != "unique":
         return []
-    pairs = _overlapping_pairs(compiled.matches)
+    pairs, more = _overlapping_pairs(compiled.matches)
     found = [
         Diagnostic(
             "overlap",
@@ -220,7 +220,7 @@ def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
         )
         for (a, b), cells in sorted(pairs.items())
     ]
-    if len(pairs) >= MAX_OVERLAPS:
+    if more:
         found.append(
             Diagnostic(
                 "overlap",
@@ -233,24 +233,31 @@ def _unique_overlaps(compiled: CompiledPolicy) -> list[Diagnostic]:
     return found
 
 
-def _overlapping_pairs(matches: Mapping[Cell, tuple[int, ...]]) -> dict[tuple[int, int], list[str]]:
-    """Up to `MAX_OVERLAPS` pairs of rules matching a common cell, each with all its cells.
+def _overlapping_pairs(
+    matches: Mapping[Cell, tuple[int, ...]],
+) -> tuple[dict[tuple[int, int], list[str]], bool]:
+    """Up to `MAX_OVERLAPS` pairs of rules matching a common cell, each with all its cells, and
+    whether more pairs overlap than that.
 
     Pairs are found in cell order and stop at the bound, then each pair's cells are
     collected: linear in cells x bound, where listing every pair would be quadratic."""
     pairs: dict[tuple[int, int], list[str]] = {}
+    more = False
     for matched in matches.values():
         for position, first in enumerate(matched):
             for second in matched[position + 1 :]:
+                if (first, second) in pairs:
+                    continue
                 if len(pairs) >= MAX_OVERLAPS:
+                    more = True
                     break
-                pairs.setdefault((first, second), [])
+                pairs[(first, second)] = []
     for cell, matched in matches.items():
         present = set(matched)
         for (first, second), cells in pairs.items():
             if first in present and second in present:
                 cells.append(format_cell(cell))
-    return pairs
+    return pairs, more
 
 
 def invariant_violations(compiled: CompiledPolicy) -> list[Diagnostic]:

@@ -340,3 +340,41 @@ def test_pre_commit_hooks_run_clean_on_the_repository(monkeypatch: pytest.Monkey
         assert command == "visiongate"
         files = changed if hook.get("pass_filenames", True) else []
         assert main([*arguments, *hook.get("args", []), *files]) == 0, hook["id"]
+
+
+def _overlapping_groups(*sizes: int) -> str:
+    """A `unique` policy whose rules fall in disjoint groups; the rules of one group all
+    overlap each other, so a group of n rules makes n(n-1)/2 overlapping pairs."""
+    conditions = [
+        "{mode: text}",
+        "{mode: native}",
+        "{mode: auto, catalog: vision}",
+        "{mode: auto, catalog: no_vision}",
+        "{mode: auto, catalog: unknown}",
+    ]
+    rules = [
+        f"  - id: g{group}-r{index}\n    when: {conditions[group]}\n    lane: text\n"
+        f"    reason: group {group}\n"
+        for group, size in enumerate(sizes)
+        for index in range(size)
+    ]
+    head = "policy: p\nversion: '1'\ndescription: d\nhit_policy: unique\ndefault: text\n"
+    return head + "rules:\n" + "".join(rules)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "pairs", "more"),
+    [((10, 3, 2, 2), 50, False), ((10, 3, 2, 2, 2), 51, True)],
+    ids=["exactly the bound", "one over"],
+)
+def test_overlaps_say_more_pairs_only_when_there_are_more(
+    sizes: tuple[int, ...], pairs: int, more: bool
+) -> None:
+    overlaps = [
+        d
+        for d in lint_text(_overlapping_groups(*sizes), "p.yaml").diagnostics
+        if d.code == "overlap"
+    ]
+    listed = [d for d in overlaps if d.cells]
+    assert len(listed) == min(pairs, 50)
+    assert any("more pairs of rules overlap" in d.message for d in overlaps) is more
