@@ -26,8 +26,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from _routing_helpers import loopback_server
 
 HUGE = 100 * 1024 * 1024
 _CHUNK = b"x" * (1024 * 1024)
@@ -161,15 +163,9 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def hostile_endpoint() -> Iterator[HostileEndpoint]:
     endpoint = HostileEndpoint()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(endpoint))
-    server.daemon_threads = True
-    endpoint.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield endpoint
-    finally:
-        endpoint.stop.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_server(_handler(endpoint)) as port:
+        endpoint.port = port
+        try:
+            yield endpoint
+        finally:
+            endpoint.stop.set()  # release trickling handlers before the server shuts down
