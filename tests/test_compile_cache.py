@@ -175,5 +175,8 @@ def test_concurrent_writers_leave_one_whole_entry(tmp_path: Path, cache: Path) -
 def test_a_policy_text_with_a_lone_surrogate_does_not_break_the_cache(cache: Path) -> None:
     """The loader refuses such a text; the cache must not raise before it can."""
     compiled, found = analyze_policy_text(fresh_policy() + "# \ud800\n", "a.yaml")
-    assert compiled is None or found is not None
+    assert compiled is None
+    assert [(d.code, d.message) for d in found] == [
+        ("yaml-syntax", "a lone surrogate is not a character")
+    ]
     assert _compile_cache.recall("policy: \ud800") is None
