@@ -56,6 +56,17 @@ def key_forms(key: str) -> dict[str, str]:
     return forms
 
 
+def assert_no_key(text: str, key: str) -> None:
+    """No form of `key` that `key_forms` lists, nor a 12-character end of one, is in `text`."""
+    for name, value in key_forms(key).items():
+        # k4 and k5 frame the key (`Bearer `, a JSON header dump): only the whole is secret.
+        pieces = (value,) if name in ("k4", "k5") else (value, value[:12], value[-12:])
+        for piece in pieces:
+            assert piece not in text, name
+    assert key.lower() not in text.lower()
+    assert base64.b64encode(key.encode()).decode()[:16] not in text
+
+
 def key_echoes(key: str) -> str:
     return " ".join(f"{name}={value}" for name, value in key_forms(key).items())
 
