@@ -11,6 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from visiongate.adapters._router import Router
 from visiongate.adapters.vision import OpenAICompatibleBackend, VisionBackend
 from visiongate.engine import Gate
@@ -62,6 +64,15 @@ def _handler(endpoint: VisionEndpoint) -> type[BaseHTTPRequestHandler]:
             """Quiet: requests are recorded on the endpoint."""
 
     return Handler
+
+
+@contextmanager
+def without_proxies() -> Iterator[pytest.MonkeyPatch]:
+    """A MonkeyPatch with the proxy variables unset, so loopback servers are reached."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in PROXY_VARIABLES:
+            patch.delenv(name, raising=False)
+        yield patch
 
 
 @contextmanager

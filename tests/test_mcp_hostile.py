@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from _hostile_http import HostileEndpoint, assert_no_key, hostile_endpoint
-from _routing_helpers import make_router
+from _routing_helpers import make_router, without_proxies
 from test_sanitize_media import reads_a_media_line
 
 from visiongate.adapters import call_and_route
@@ -117,9 +117,7 @@ def test_one_bad_gif_does_not_sink_the_other_image(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def echo() -> Iterator[HostileEndpoint]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-            patch.delenv(name, raising=False)
+    with without_proxies() as patch:
         patch.setenv(KEY_ENV, KEY)
         with hostile_endpoint() as running:
             yield running

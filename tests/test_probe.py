@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from _cli_helpers import validate_output
-from _routing_helpers import PROXY_VARIABLES, loopback_server
+from _routing_helpers import loopback_server, without_proxies
 
 from visiongate.adapters.probe import PROBE_APIS
 from visiongate.adapters.vision import LocalOCRBackend
@@ -196,11 +196,8 @@ def probe_server() -> Iterator[ProbeServer]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ProbeServer]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in PROXY_VARIABLES:
-            patch.delenv(name, raising=False)
-        with probe_server() as running:
-            yield running
+    with without_proxies(), probe_server() as running:
+        yield running
 
 
 # -- the probe, for every shape and behaviour ---------------------------------------------------

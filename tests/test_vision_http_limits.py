@@ -22,6 +22,7 @@ from _hostile_http import (
     hostile_endpoint,
     key_forms,
 )
+from _routing_helpers import without_proxies
 from PIL import Image
 
 from visiongate.adapters.vision import (
@@ -37,9 +38,7 @@ KEY = "sk-test-SECRET-4f1c9a7b2e81d0"
 
 @pytest.fixture(scope="module")
 def hostile() -> Iterator[HostileEndpoint]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-            patch.delenv(name, raising=False)
+    with without_proxies() as patch:
         patch.setenv(KEY_ENV, KEY)
         with hostile_endpoint() as running:
             yield running
