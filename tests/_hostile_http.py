@@ -26,8 +26,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from _routing_helpers import loopback_server
 
 HUGE = 100 * 1024 * 1024
 _CHUNK = b"x" * (1024 * 1024)
@@ -52,6 +54,17 @@ def key_forms(key: str) -> dict[str, str]:
         "k8": f"{key[:half]}\n{key[half:]}",
     }
     return forms
+
+
+def assert_no_key(text: str, key: str) -> None:
+    """No form of `key` that `key_forms` lists, nor a 12-character end of one, is in `text`."""
+    for name, value in key_forms(key).items():
+        # k4 and k5 frame the key (`Bearer `, a JSON header dump): only the whole is secret.
+        pieces = (value,) if name in ("k4", "k5") else (value, value[:12], value[-12:])
+        for piece in pieces:
+            assert piece not in text, name
+    assert key.lower() not in text.lower()
+    assert base64.b64encode(key.encode()).decode()[:16] not in text
 
 
 def key_echoes(key: str) -> str:
@@ -161,15 +174,9 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def hostile_endpoint() -> Iterator[HostileEndpoint]:
     endpoint = HostileEndpoint()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(endpoint))
-    server.daemon_threads = True
-    endpoint.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield endpoint
-    finally:
-        endpoint.stop.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback_server(_handler(endpoint)) as port:
+        endpoint.port = port
+        try:
+            yield endpoint
+        finally:
+            endpoint.stop.set()  # release trickling handlers before the server shuts down

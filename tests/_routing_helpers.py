@@ -11,6 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from visiongate.adapters._router import Router
 from visiongate.adapters.vision import OpenAICompatibleBackend, VisionBackend
 from visiongate.engine import Gate
@@ -65,19 +67,35 @@ def _handler(endpoint: VisionEndpoint) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def vision_endpoint() -> Iterator[VisionEndpoint]:
-    endpoint = VisionEndpoint()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(endpoint))
+def without_proxies() -> Iterator[pytest.MonkeyPatch]:
+    """A MonkeyPatch with the proxy variables unset, so loopback servers are reached."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in PROXY_VARIABLES:
+            patch.delenv(name, raising=False)
+        yield patch
+
+
+@contextmanager
+def loopback_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """Serve `handler` on a free loopback port from a daemon thread; yields the port."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    endpoint.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
-        yield endpoint
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def vision_endpoint() -> Iterator[VisionEndpoint]:
+    endpoint = VisionEndpoint()
+    with loopback_server(_handler(endpoint)) as port:
+        endpoint.port = port
+        yield endpoint
 
 
 def aux_config(base_url: str, **agent: Any) -> dict[str, Any]:

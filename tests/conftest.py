@@ -5,17 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from _routing_helpers import PROXY_VARIABLES, VisionEndpoint, vision_endpoint
+from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[VisionEndpoint]:
     """A chat-completions vision endpoint on loopback, with proxies unset so it is reached."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in PROXY_VARIABLES:
-            patch.delenv(name, raising=False)
-        with vision_endpoint() as running:
-            yield running
+    with without_proxies(), vision_endpoint() as running:
+        yield running
 
 
 @pytest.fixture(autouse=True, scope="session")

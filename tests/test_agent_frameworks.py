@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from _routing_helpers import PROXY_VARIABLES
 from PIL import Image
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -143,7 +144,7 @@ class ResponsesServer:
 
 @pytest.fixture
 def responses(monkeypatch: pytest.MonkeyPatch) -> Iterator[ResponsesServer]:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+    for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     state = ResponsesServer()
     thread = threading.Thread(target=state.server.serve_forever, args=(0.05,), daemon=True)

@@ -13,13 +13,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _cli_helpers import validate_output
-from _routing_helpers import PROXY_VARIABLES
+from _routing_helpers import loopback_server, without_proxies
 
 from visiongate.adapters.probe import PROBE_APIS
 from visiongate.adapters.vision import LocalOCRBackend
@@ -189,26 +189,15 @@ def _handler(server: ProbeServer) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def probe_server() -> Iterator[ProbeServer]:
     running = ProbeServer(LocalOCRBackend())
-    http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(running))
-    http.daemon_threads = True
-    running.port = http.server_address[1]
-    thread = threading.Thread(target=http.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with loopback_server(_handler(running)) as port:
+        running.port = port
         yield running
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ProbeServer]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name in PROXY_VARIABLES:
-            patch.delenv(name, raising=False)
-        with probe_server() as running:
-            yield running
+    with without_proxies(), probe_server() as running:
+        yield running
 
 
 # -- the probe, for every shape and behaviour ---------------------------------------------------
