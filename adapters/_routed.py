@@ -26,6 +26,7 @@ __all__ = [
     "json_line",
     "mark_unverified_media",
     "media_line",
+    "refuse_attached",
 ]
 
 MEDIA_PREFIX: Final = "MEDIA:"
@@ -108,3 +109,20 @@ def json_line(label: str, value: Any) -> str:
 
 def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def refuse_attached(execution: Mapping[str, Any], reasons: Mapping[int, str]) -> dict[str, Any]:
+    """A record's `execution` once some attached images were not sent after all: the entries
+    of `attached` at the positions in `reasons` (0-based) move to `refused`, with the reason,
+    so the record never claims pixels the payload does not carry."""
+    attached = list(execution.get("attached") or [])
+    moved = [
+        {"index": entry.get("index"), "reason": reasons[i]}
+        for i, entry in enumerate(attached)
+        if i in reasons
+    ]
+    return {
+        **execution,
+        "attached": [entry for i, entry in enumerate(attached) if i not in reasons],
+        "refused": [*(execution.get("refused") or []), *moved],
+    }

@@ -22,7 +22,7 @@ from visiongate.engine import Gate
 
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
-from ._routed import RoutedResult
+from ._routed import RoutedResult, refuse_attached
 from .mcp._edge import read_tool_result
 from .payloads import Payload, ToolCall, Withheld, merge_turn, render_payload
 from .payloads._turn import tool_calls
@@ -270,18 +270,8 @@ def _amended(record: Mapping[str, Any], api: str, withheld: Iterable[Withheld]) 
     """`record` once a payload for `api` withheld more images: those move from `attached` to
     `refused` (by their position among the attached images), and the record says why."""
     amended = dict(record)
-    execution = dict(amended.get("execution") or {})
-    attached = list(execution.get("attached") or [])
-    dropped = {item.index - 1: item.reason for item in withheld}
-    execution["attached"] = [entry for i, entry in enumerate(attached) if i not in dropped]
-    execution["refused"] = [
-        *(execution.get("refused") or []),
-        *(
-            {"index": entry.get("index"), "reason": f"payload guard ({api}): {dropped[i]}"}
-            for i, entry in enumerate(attached)
-            if i in dropped
-        ),
-    ]
+    dropped = {item.index - 1: f"payload guard ({api}): {item.reason}" for item in withheld}
+    execution = refuse_attached(amended.get("execution") or {}, dropped)
     execution["api"] = api
     amended["execution"] = execution
     amended["amended"] = f"rendered for `{api}`, which withheld {len(dropped)} image(s)"

@@ -39,6 +39,7 @@ from pydantic import BaseModel
 
 from visiongate.adapters.mcp._edge import read_tool_result
 from visiongate.adapters.mcp._wire import ToolResult
+from visiongate.adapters.sanitize import _listings as listings
 from visiongate.adapters.sanitize import _mcp as mcp_clean
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 
@@ -183,14 +184,14 @@ SURFACES = [
         "resources/read text",
         "resource_read",
         lambda p: ReadResourceResult(contents=[TextResourceContents(uri="file:///a", text=p)]),
-        mcp_clean.sanitize_read_resource_result,
+        listings.sanitize_read_resource_result,
         lambda r: r.contents[0].text,
     ),
     Surface(
         "prompt message text",
         "prompt",
         lambda p: GetPromptResult(messages=[PromptMessage(role="user", content=_text(p))]),
-        mcp_clean.sanitize_get_prompt_result,
+        listings.sanitize_get_prompt_result,
         lambda r: r.messages[0].content.text,
     ),
     Surface(
@@ -206,28 +207,28 @@ SURFACES = [
                 )
             ]
         ),
-        mcp_clean.sanitize_get_prompt_result,
+        listings.sanitize_get_prompt_result,
         lambda r: r.messages[0].content.resource.text,
     ),
     Surface(
         "prompt description",
         "prompt",
         lambda p: GetPromptResult(description=p, messages=[]),
-        mcp_clean.sanitize_get_prompt_result,
+        listings.sanitize_get_prompt_result,
         lambda r: r.description,
     ),
     Surface(
         "tool description",
         "tool",
         lambda p: ListToolsResult(tools=[_tool(description=p)]),
-        mcp_clean.sanitize_list_tools_result,
+        listings.sanitize_list_tools_result,
         lambda r: r.tools[0].description,
     ),
     Surface(
         "tool title",
         "tool",
         lambda p: _tool(title=p),
-        mcp_clean.sanitize_tool,
+        listings.sanitize_tool,
         lambda r: r.title,
     ),
     Surface(
@@ -237,28 +238,28 @@ SURFACES = [
             name="shot",
             input_schema={"type": "object", "properties": {"x": {"description": p}}},
         ),
-        mcp_clean.sanitize_tool,
+        listings.sanitize_tool,
         lambda r: r.input_schema["properties"]["x"]["description"],
     ),
     Surface(
         "tool output schema enum",
         "tool",
         lambda p: _tool(output_schema={"type": "object", "enum": [p]}),
-        mcp_clean.sanitize_tool,
+        listings.sanitize_tool,
         lambda r: r.output_schema["enum"][0],
     ),
     Surface(
         "tool annotations title",
         "tool",
         lambda p: _tool(annotations=ToolAnnotations(title=p)),
-        mcp_clean.sanitize_tool,
+        listings.sanitize_tool,
         lambda r: r.annotations.title,
     ),
     Surface(
         "tool _meta value",
         "meta",
         lambda p: _tool(_meta={"com.example/hint": p}),
-        mcp_clean.sanitize_tool,
+        listings.sanitize_tool,
         lambda r: r.meta["com.example/hint"],
     ),
     Surface(
@@ -267,14 +268,14 @@ SURFACES = [
         lambda p: ListResourcesResult(
             resources=[Resource(uri="file:///a", name="a", description=p)]
         ),
-        mcp_clean.sanitize_list_resources_result,
+        listings.sanitize_list_resources_result,
         lambda r: r.resources[0].description,
     ),
     Surface(
         "resource name and title",
         "resource",
         lambda p: Resource(uri="file:///a", name=p, title=p),
-        mcp_clean.sanitize_resource,
+        listings.sanitize_resource,
         lambda r: (r.name, r.title),
     ),
     Surface(
@@ -285,7 +286,7 @@ SURFACES = [
                 ResourceTemplate(uri_template="file:///{x}", name="a", description=p)
             ]
         ),
-        mcp_clean.sanitize_list_resource_templates_result,
+        listings.sanitize_list_resource_templates_result,
         lambda r: r.resource_templates[0].description,
     ),
     Surface(
@@ -294,21 +295,21 @@ SURFACES = [
         lambda p: ListPromptsResult(
             prompts=[Prompt(name="p", arguments=[PromptArgument(name="x", description=p)])]
         ),
-        mcp_clean.sanitize_list_prompts_result,
+        listings.sanitize_list_prompts_result,
         lambda r: r.prompts[0].arguments[0].description,
     ),
     Surface(
         "protocol error message",
         "error",
         lambda p: ErrorData(code=-32603, message=p),
-        mcp_clean.sanitize_error_data,
+        listings.sanitize_error_data,
         lambda r: r.message,
     ),
     Surface(
         "protocol error data",
         "error",
         lambda p: ErrorData(code=-32603, message="failed", data={"detail": p}),
-        mcp_clean.sanitize_error_data,
+        listings.sanitize_error_data,
         lambda r: r.data["detail"],
     ),
 ]
@@ -390,7 +391,7 @@ def test_base64_payloads_are_never_touched() -> None:
     read = ReadResourceResult(contents=[BlobResourceContents(uri="file:///b", blob=data)])
     sanitizer = Sanitizer()
     assert mcp_clean.sanitize_call_tool_result(result, sanitizer) is result
-    assert mcp_clean.sanitize_read_resource_result(read, sanitizer) is read
+    assert listings.sanitize_read_resource_result(read, sanitizer) is read
     assert sanitizer.counts() == {}
 
 
@@ -401,9 +402,9 @@ def test_identifiers_and_mime_types_are_cleaned_under_fields() -> None:
     resource = Resource(uri="file:///" + HIDDEN, name="a", mime_type="image/png" + HIDDEN)
     image = ImageContent(type="image", data=PNG_BASE64, mime_type="image/png" + HIDDEN)
     sanitizer = Sanitizer()
-    assert mcp_clean.sanitize_tool(tool, sanitizer).name == "shot"
-    assert mcp_clean.sanitize_list_prompts_result(prompts, sanitizer).prompts[0].name == "p"
-    cleaned = mcp_clean.sanitize_resource(resource, sanitizer)
+    assert listings.sanitize_tool(tool, sanitizer).name == "shot"
+    assert listings.sanitize_list_prompts_result(prompts, sanitizer).prompts[0].name == "p"
+    cleaned = listings.sanitize_resource(resource, sanitizer)
     assert (cleaned.uri, cleaned.mime_type) == ("file:///", "image/png")
     result = mcp_clean.sanitize_call_tool_result(_result(image), sanitizer)
     assert result.content[0].mime_type == "image/png"

@@ -26,6 +26,7 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
+from visiongate.adapters.sanitize import _listings as listings
 from visiongate.adapters.sanitize import _mcp as mcp_clean
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 
@@ -53,13 +54,13 @@ def left_alone(owner: type[BaseModel], field: str) -> bool:
 
 ROOTS: list[tuple[type[BaseModel], Callable[[Any, Sanitizer], BaseModel]]] = [
     (CallToolResult, mcp_clean.sanitize_call_tool_result),
-    (ListToolsResult, mcp_clean.sanitize_list_tools_result),
-    (ListResourcesResult, mcp_clean.sanitize_list_resources_result),
-    (ListResourceTemplatesResult, mcp_clean.sanitize_list_resource_templates_result),
-    (ListPromptsResult, mcp_clean.sanitize_list_prompts_result),
-    (GetPromptResult, mcp_clean.sanitize_get_prompt_result),
-    (ReadResourceResult, mcp_clean.sanitize_read_resource_result),
-    (ErrorData, mcp_clean.sanitize_error_data),
+    (ListToolsResult, listings.sanitize_list_tools_result),
+    (ListResourcesResult, listings.sanitize_list_resources_result),
+    (ListResourceTemplatesResult, listings.sanitize_list_resource_templates_result),
+    (ListPromptsResult, listings.sanitize_list_prompts_result),
+    (GetPromptResult, listings.sanitize_get_prompt_result),
+    (ReadResourceResult, listings.sanitize_read_resource_result),
+    (ErrorData, listings.sanitize_error_data),
 ]
 
 
@@ -147,5 +148,5 @@ def test_technical_fields_are_counted_under_their_own_surface() -> None:
     counts = sanitizer.counts()
     # mime types (image, audio, link, embedded contents), URIs (link, contents), link icons
     # (src, mime type, sizes) and annotations on every block.
-    assert counts[mcp_clean.FIELDS]["tag_chars"] >= 10 * len(HIDDEN)
+    assert counts[listings.FIELDS]["tag_chars"] >= 10 * len(HIDDEN)
     assert set(counts) >= {"error", "meta", "structured_content", "resource_link", "fields"}

@@ -26,7 +26,7 @@ from PIL import Image
 from visiongate.engine._settings import NativeSettings
 
 from ._decode import MAX_SOURCE_PIXELS, decodes_directly, fitted_size
-from ._process import process_with_digest
+from ._process import base64_length, process_with_digest
 from ._sniff import DECODABLE, sniff_media_type
 from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
 
@@ -56,10 +56,6 @@ _FLOOR: Final = 1 << 20
 _MIN_SHARE: Final = 4
 """The smallest per-image budget a share can give (ImageTarget's own minimum): an image that
 cannot fit in it is refused with the stage's reason, never attached over the budget."""
-
-
-def _base64_length(size: int) -> int:
-    return (size + 2) // 3 * 4
 
 
 def predicted_peak(data: bytes, max_edge: int) -> int:
@@ -181,7 +177,7 @@ class _Planner:
         self._tried += 1
         if isinstance(result, ProcessedImage):
             if self._left is not None:
-                self._left = max(0, self._left - _base64_length(len(result.data)))
+                self._left = max(0, self._left - base64_length(len(result.data)))
             self._attached.append((index, result))
             self._attached_at.setdefault(digest, index)
         else:

@@ -34,7 +34,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, ErrorData, InitializeRe
 from pydantic import ValidationError
 
 from ..sanitize._line import STRICT, untrusted_line
-from ..sanitize._mcp import sanitize_error_data
+from ..sanitize._listings import sanitize_error_data
 from ..sanitize._sanitizer import Sanitizer
 from ._stdio import StdioState, bounded_stdio
 

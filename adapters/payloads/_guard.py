@@ -52,15 +52,7 @@ def limits_for(
     """The limits of `api` (default: the route's own): the route's when it is its own API,
     else the registry's entry for that API (the bundled registry when none is given)."""
     api = api or route.api
-    if api == route.api:
-        return Limits(
-            api,
-            route.formats,
-            route.max_image_base64,
-            route.max_edge_px,
-            route.max_images_per_request,
-        )
-    found = (registry or ProviderRegistry.bundled()).apis[api]
+    found = route if api == route.api else (registry or ProviderRegistry.bundled()).apis[api]
     return Limits(
         api, found.formats, found.max_image_base64, found.max_edge_px, found.max_images_per_request
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._cache import ImageCache
+from .._routed import refuse_attached
 from .._router import Router
 from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
@@ -225,10 +226,8 @@ def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
     `refused` with the reason, so the record never claims pixels that were not sent."""
     if not isinstance(execution, Mapping):
         return execution
-    attached = list(execution.get("attached") or [])
-    dropped = (
-        len(attached) if "refused" in fitted.changes else fitted.changes.get("images_dropped", 0)
-    )
+    count = len(execution.get("attached") or [])
+    dropped = count if "refused" in fitted.changes else fitted.changes.get("images_dropped", 0)
     if not dropped:
         return execution
     why = (
@@ -237,12 +236,7 @@ def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
         else "dropped to keep the text within"
     )
     reason = f"not sent: {why} the client's limit of {target.max_result_bytes:,} bytes per message"
-    moved = [{"index": item.get("index"), "reason": reason} for item in attached[-dropped:]]
-    return {
-        **execution,
-        "attached": attached[:-dropped],
-        "refused": [*(execution.get("refused") or []), *moved],
-    }
+    return refuse_attached(execution, dict.fromkeys(range(count - dropped, count), reason))
 
 
 def _ms(seconds: float) -> float:

@@ -35,49 +35,14 @@ from ._listings import (
     ERROR,
     FIELDS,
     META,
-    PROMPT,
-    RESOURCE,
     RESOURCE_LINK,
-    RESOURCE_READ,
     RESOURCE_TEXT,
     STRUCTURED_CONTENT,
     TEXT,
-    TOOL,
-    sanitize_error_data,
-    sanitize_get_prompt_result,
-    sanitize_list_prompts_result,
-    sanitize_list_resource_templates_result,
-    sanitize_list_resources_result,
-    sanitize_list_tools_result,
-    sanitize_read_resource_result,
-    sanitize_resource,
-    sanitize_tool,
 )
 from ._sanitizer import Sanitizer
 
-__all__ = [
-    "ERROR",
-    "FIELDS",
-    "META",
-    "PROMPT",
-    "RESOURCE",
-    "RESOURCE_LINK",
-    "RESOURCE_READ",
-    "RESOURCE_TEXT",
-    "STRUCTURED_CONTENT",
-    "TEXT",
-    "TOOL",
-    "sanitize_call_tool_result",
-    "sanitize_error_data",
-    "sanitize_get_prompt_result",
-    "sanitize_list_prompts_result",
-    "sanitize_list_resource_templates_result",
-    "sanitize_list_resources_result",
-    "sanitize_list_tools_result",
-    "sanitize_read_resource_result",
-    "sanitize_resource",
-    "sanitize_tool",
-]
+__all__ = ["sanitize_call_tool_result"]
 
 _Value = TypeVar("_Value")
 _Item = TypeVar("_Item")

@@ -32,6 +32,7 @@ from ..images import (
     sniff_media_type,
 )
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
+from ..sanitize._media import mark_unverified_media
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import (
     Description,
@@ -212,15 +213,21 @@ class _Unavailable:
         raise VisionUnavailable(self._reason)
 
 
-def description_block(name: str, path: str | None, text: str) -> list[str]:
-    """A description framed so the model cannot take it for the tool's own words; it goes
-    before the tool's text ("antepone la descripción", the seed says)."""
+def description_block(
+    name: str, path: str | None, text: str, sanitizer: Sanitizer
+) -> tuple[list[str], int]:
+    """A backend's description, sanitized, its `MEDIA:` lines marked (a described screenshot
+    may show `MEDIA:/some/file` as text), and framed so the model cannot take it for the
+    tool's own words; it goes before the tool's text ("antepone la descripción", the seed
+    says). Also how many `MEDIA:` lines had to be marked."""
+    described, marked = mark_unverified_media(sanitizer.text(text, "description"))
     where = f" ({path})" if path else ""
-    return [
+    lines = [
         f"[description of {name}{where}, not the tool's own output:]",
-        text,
+        described,
         f"[end of the description of {name}]",
     ]
+    return lines, marked
 
 
 def image_label(image: ProcessedImage) -> str:

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._routed import RoutedResult, json_line, mark_unverified_media
+from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
 from ..mcp._wire import TextBlock, ToolResult
@@ -92,15 +92,14 @@ async def route_mcp(
 
 def _descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], int]:
     """The descriptions as lines that go before the tool's own text, each framed with the
-    image it describes; and how many `MEDIA:` lines in them had to be marked.
-
-    A described screenshot may show `MEDIA:/some/file` as text: it is marked like the server's.
-    """
+    image it describes; and how many `MEDIA:` lines in them had to be marked."""
     lines: list[str] = []
     marked = 0
     for note, done in zip(outcome.descriptions, outcome.described, strict=True):
-        described, count = mark_unverified_media(sanitizer.text(note.text, "description"))
-        lines += description_block(f"image {done['index']}", note.media_path, described)
+        block, count = description_block(
+            f"image {done['index']}", note.media_path, note.text, sanitizer
+        )
+        lines += block
         marked += count
     return lines, marked
 

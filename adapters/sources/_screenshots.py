@@ -95,9 +95,10 @@ def _lines(item: SingleImage, outcome: _Outcome, sanitizer: Sanitizer) -> tuple[
     own_text, unverified = mark_unverified_media(sanitizer.text(item.text, "text"))
     lines: list[str] = []
     if outcome.description is not None:
-        description = sanitizer.text(outcome.description.text, "description")
-        described, count = mark_unverified_media(description)
-        lines += description_block(f"the {item.label}", item.path, described)
+        block, count = description_block(
+            f"the {item.label}", item.path, outcome.description.text, sanitizer
+        )
+        lines += block
         unverified += count
     if own_text:
         lines.append(own_text)

@@ -169,7 +169,7 @@ def parse_vision_settings(
     provider = ALIASES.get(provider, provider if provider not in UNSET_NAMES else "custom")
     defaults = KNOWN_PROVIDERS.get(provider)
     base_url = _checked_url(base_url or (defaults.base_url if defaults else ""), provider)
-    timeout = _timeout(section)
+    timeout = _seconds(section, "timeout", DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)
     return VisionSettings(
         kind="openai-compatible",
         provider=provider,
@@ -177,8 +177,14 @@ def parse_vision_settings(
         base_url=base_url,
         api_key_envs=_key_envs(section, defaults),
         timeout=timeout,
-        deadline=_deadline(section, timeout),
-        max_response_bytes=_max_response_bytes(section),
+        deadline=_seconds(section, "deadline", default_deadline(timeout), MAX_DEADLINE_S),
+        max_response_bytes=_whole(
+            section,
+            "max_response_bytes",
+            DEFAULT_MAX_RESPONSE_BYTES,
+            RESPONSE_BYTES_RANGE,
+            " of bytes",
+        ),
         max_retries=_max_retries(section),
         extra_body=_extra_body(section),
         max_image_bytes=_whole(
@@ -320,63 +326,33 @@ def _present_key_env(settings: VisionSettings) -> str | None:
     )
 
 
-def _timeout(section: Mapping[str, Any]) -> float:
-    value = section.get("timeout")
+def _seconds(section: Mapping[str, Any], key: str, default: float, high: float) -> float:
+    """A positive number of seconds, at most `high`; `default` when absent."""
+    value = section.get(key)
     if value is None:
-        return DEFAULT_TIMEOUT_S
+        return default
     if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _error(f"`{PATH}.{key}` must be a number of seconds", "vision_config_type", key)
+    if not 0 < value <= high:
         raise _error(
-            f"`{PATH}.timeout` must be a number of seconds", "vision_config_type", "timeout"
-        )
-    if not 0 < value <= MAX_TIMEOUT_S:
-        raise _error(
-            f"`{PATH}.timeout` must be above 0 and at most {MAX_TIMEOUT_S:g} seconds",
+            f"`{PATH}.{key}` must be above 0 and at most {high:g} seconds",
             "vision_config_value",
-            "timeout",
+            key,
         )
     return float(value)
 
 
-def _deadline(section: Mapping[str, Any], timeout: float) -> float:
-    value = section.get("deadline")
-    if value is None:
-        return default_deadline(timeout)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _error(
-            f"`{PATH}.deadline` must be a number of seconds", "vision_config_type", "deadline"
-        )
-    if not 0 < value <= MAX_DEADLINE_S:
-        raise _error(
-            f"`{PATH}.deadline` must be above 0 and at most {MAX_DEADLINE_S:g} seconds",
-            "vision_config_value",
-            "deadline",
-        )
-    return float(value)
-
-
-def _max_response_bytes(section: Mapping[str, Any]) -> int:
-    value = section.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _error(
-            f"`{PATH}.max_response_bytes` must be a whole number of bytes",
-            "vision_config_type",
-            "max_response_bytes",
-        )
-    low, high = RESPONSE_BYTES_RANGE
-    if not low <= value <= high:
-        raise _error(
-            f"`{PATH}.max_response_bytes` must be between {low} and {high}",
-            "vision_config_value",
-            "max_response_bytes",
-        )
-    return value
-
-
-def _whole(section: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int]) -> int:
+def _whole(
+    section: Mapping[str, Any],
+    key: str,
+    default: int,
+    bounds: tuple[int, int],
+    unit: str = "",
+) -> int:
     """A whole number setting within `bounds`, `default` when absent."""
     value = section.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _error(f"`{PATH}.{key}` must be a whole number", "vision_config_type", key)
+        raise _error(f"`{PATH}.{key}` must be a whole number{unit}", "vision_config_type", key)
     low, high = bounds
     if not low <= value <= high:
         raise _error(f"`{PATH}.{key}` must be between {low} and {high}", "vision_config_value", key)

@@ -1,30 +1,21 @@
-"""What travels to and from a vision endpoint: the image made sendable, the body read within
-a cap, the answer's text, the url as the model may see it, the server's wait hint."""
+"""What travels to and from a vision endpoint: the body read within a cap, the answer's
+text, the url as the model may see it, the server's wait hint."""
 
 from __future__ import annotations
 
-import io
-import warnings
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from PIL import Image
-
-from ._base import VisionUnavailable, one_line
 
 __all__ = [
-    "SENDABLE_TYPES",
     "Answer",
     "display_url",
     "read_capped",
     "retry_after",
-    "sendable_image",
     "text_of",
 ]
-
-SENDABLE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/webp"})
 
 
 @dataclass(frozen=True)
@@ -49,36 +40,6 @@ async def read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks), False
-
-
-def sendable_image(image: bytes, media_type: str) -> tuple[bytes, str]:
-    """`image` as PNG, JPEG or WebP, the formats every supported server takes in a data URL.
-
-    Ollama's compatibility layer accepts only these three; GIF, BMP, TIFF and the rest are
-    converted to PNG (first frame) rather than refused by the server.
-    """
-    media_type = media_type.partition(";")[0].strip().lower()
-    media_type = "image/jpeg" if media_type == "image/jpg" else media_type
-    if media_type in SENDABLE_TYPES:
-        return image, media_type
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(image)) as opened:
-                converted = opened.convert("RGBA")
-    except (
-        OSError,
-        ValueError,
-        Image.DecompressionBombWarning,
-        Image.DecompressionBombError,
-    ) as exc:
-        raise VisionUnavailable(
-            f"the `{one_line(media_type, 40)}` image could not be converted to png for the "
-            "vision endpoint"
-        ) from exc
-    buffer = io.BytesIO()
-    converted.save(buffer, "PNG")
-    return buffer.getvalue(), "image/png"
 
 
 def display_url(url: str) -> str:
