@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
     if args.html:
         _write_report(result, args.html)
-    _print(render(result, "json" if args.json else args.format))
+    print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
@@ -176,15 +176,5 @@ def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str 
         if not found or search.input_errors:
             return EXIT_USAGE  # an id that names no decision is a bad input
         return EXIT_FINDINGS  # several decisions share one id: the trace itself is suspect
-    _print(explain_record(found[0], policy))
+    print(explain_record(found[0], policy))
     return EXIT_USAGE if search.input_errors else EXIT_OK
-
-
-def _print(text: str) -> None:
-    """Print, letting a reader that stops early (`| head`) end the output quietly."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        # Python would report the closed pipe again when flushing at exit; point stdout at
-        # /dev/null so that it does not (the recipe of the `signal` module's documentation).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
