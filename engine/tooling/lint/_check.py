@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -206,10 +205,6 @@ def lint_paths(
     """
     found = find_policies(project or find_project(), paths, policies_only=policies_only)
     return lint_files(found.files, options)
-
-
-def bundled_policy_dir() -> Path:
-    return Path(str(resources.files("visiongate.policies")))
 
 
 def display_path(path: str | Path) -> str:

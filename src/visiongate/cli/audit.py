@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from visiongate.engine.tooling.audit._inputs import TraceInput
     from visiongate.engine.tooling.audit._result import AuditResult
 
-HELP = "summarize decision traces for auditors, or explain one decision (--decision ID)"
 FILTERS = ("provider", "model", "lane", "rule", "source")
 # Copies of the engine's `_report.FORMATS` and `_result.GROUP_NAMES` (a test keeps them
 # equal): `audit --help` must not import the engine, which reads the rules engine and YAML.
