@@ -72,7 +72,7 @@ def _policy_pages(pages: Sequence[DocPage]) -> int:
 
 
 def _shown(path: str | Path) -> str:
-    from visiongate.engine.tooling.lint._check import display_path
+    from visiongate.engine.tooling._discover import display_path
 
     return display_path(path)
 
