@@ -74,6 +74,14 @@ def test_audit_options_match_the_engine() -> None:
     assert audit.GROUP_NAMES == _result.GROUP_NAMES
 
 
+def test_picture_formats_match_the_engine() -> None:
+    # `explain` and `diff` list these without importing the engine: the copy must not drift.
+    from visiongate.cli.policy import PICTURES
+    from visiongate.engine.tooling import pictures
+
+    assert PICTURES == pictures.PICTURES
+
+
 def test_decide_facts_imports_no_adapter_sdk_or_image_library(home: Path) -> None:
     argv = ("decide", "--facts", "mode=auto,catalog=vision,aux=unset,path=accepts")
     loaded_modules(*argv, home=home)  # fills the compile cache

@@ -11,6 +11,11 @@ from visiongate.cli._common import UsageError
 if TYPE_CHECKING:
     from visiongate.engine.tooling._project import Project
 
+# The picture formats of `explain` and `diff`: a copy of
+# `visiongate.engine.tooling.pictures.PICTURES` (a test keeps them equal), so that `--help`
+# imports no engine.
+PICTURES = ("html", "svg", "markdown")
+
 
 def policy_files(
     project: Project, paths: Sequence[str], *, policies_only: bool = False
