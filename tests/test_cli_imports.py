@@ -55,7 +55,7 @@ def test_help_imports_no_command_and_no_engine(home: Path) -> None:
 # `mcp` is left out: cli/mcp.py (restructured on the MCP engineer's branch) imports the SDK
 # at module level, as it must for `mcp call` itself.
 @pytest.mark.parametrize(
-    "command", ["lint", "decide", "route", "probe", "fmt", "test", "docs", "proxy"]
+    "command", ["lint", "decide", "route", "probe", "fmt", "test", "docs", "proxy", "audit"]
 )
 def test_a_commands_help_imports_its_module_only(command: str, home: Path) -> None:
     modules = loaded_modules(command, "--help", home=home)
@@ -63,6 +63,23 @@ def test_a_commands_help_imports_its_module_only(command: str, home: Path) -> No
     commands -= {"visiongate.cli._stdout", "visiongate.cli._common", "visiongate.cli.policy"}
     assert len(commands) == 1 and commands.pop().endswith(command), modules
     assert not roots(modules) and "visiongate.engine" not in modules
+
+
+def test_audit_options_match_the_engine() -> None:
+    # `audit --help` lists these without importing the engine: its copies must not drift.
+    from visiongate.cli import audit
+    from visiongate.engine.tooling.audit import _report, _result
+
+    assert audit.FORMATS == _report.FORMATS
+    assert audit.GROUP_NAMES == _result.GROUP_NAMES
+
+
+def test_picture_formats_match_the_engine() -> None:
+    # `explain` and `diff` list these without importing the engine: the copy must not drift.
+    from visiongate.cli.policy import PICTURES
+    from visiongate.engine.tooling import pictures
+
+    assert PICTURES == pictures.PICTURES
 
 
 def test_decide_facts_imports_no_adapter_sdk_or_image_library(home: Path) -> None:

@@ -16,6 +16,7 @@ reported as skipped, never silently ignored.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -191,6 +192,18 @@ def _test_verdict(project: Project, path: Path, base: Path) -> bool | str:
             "(nor do the project's `tests` globs name it)"
         )
     return False
+
+
+def display_path(path: str | Path) -> str:
+    """A path as shown in findings (lint, test, fmt, docs): relative to the working
+    directory when inside it."""
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.relative_to(Path.cwd())
+        except ValueError:
+            return candidate.as_posix()
+    return os.path.normpath(candidate).replace(os.sep, "/")
 
 
 def _shown(path: Path) -> str:

@@ -39,7 +39,6 @@ from .lint._source import did_you_mean
 CONFIG_FILE: Final = ".visiongate.yaml"
 PYPROJECT: Final = "pyproject.toml"
 DEFAULT_INCLUDE: Final = ("**/*.yaml", "**/*.yml")
-DEFAULT_TESTS: Final = ("**/*.test.yaml", "**/*.test.yml")
 LEVELS: Final = ("error", "warning", "info", "ignore")
 FAIL_LEVELS: Final = ("error", "warning", "info")
 KEYS: Final = ("include", "exclude", "tests", "docs", "lint")
@@ -92,10 +91,6 @@ class Project:
     def configured_test(self, relative: str) -> bool:
         """Whether the configured `tests` globs name this file."""
         return self.tests is not None and any(_matches(p, relative) for p in self.tests)
-
-    @property
-    def test_patterns(self) -> tuple[str, ...]:
-        return self.tests if self.tests is not None else DEFAULT_TESTS
 
     @property
     def label(self) -> str:

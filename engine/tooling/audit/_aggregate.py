@@ -176,7 +176,7 @@ class Builder:
         hour = (day, stamp.hour, row.lane)
         self.hours[hour] = self.hours.get(hour, 0) + 1
         if self.hourly_names:
-            self._hour(row)
+            self._hour(row, key)
         if row.lane == "native" and row.facts.catalog != "vision":
             self.unconfirmed_count += 1
             if len(self.unconfirmed) < SAMPLES:
@@ -230,19 +230,9 @@ class Builder:
             self.file_shas[path] = file_sha256(path)
         return self.file_shas[path]
 
-    def _hour(self, row: Row) -> None:
-        key = _cube_key(
-            (
-                row.timestamp.date(),
-                row.provider,
-                row.model,
-                row.lane,
-                row.rule,
-                row.facts,
-                row.source,
-                row.policy,
-            )
-        )
+    def _hour(self, row: Row, raw: tuple[Any, ...]) -> None:
+        """Count `row` under `--group-by` names that include `hour` (`raw`: its cube key)."""
+        key = _cube_key(raw)
         values = tuple(
             row.timestamp.strftime("%Y-%m-%dT%H") if name == "hour" else DIMENSIONS[name](key)
             for name in self.hourly_names

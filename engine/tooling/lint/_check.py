@@ -7,10 +7,8 @@ Detection ends here; `_report` renders the result as text, JSON, GitHub or SARIF
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, PolicyError, Severity
 from ..._load import CompiledPolicy, analyze_policy_text
 from ..._yaml import LoadedYaml, load_yaml, read_source_file
-from .._discover import find_policies
+from .._discover import display_path, find_policies
 from .._project import Project, find_project
 from ._codes import lint_code
 from ._ignore import Suppressed, apply_ignores, parse_ignores
@@ -206,18 +204,3 @@ def lint_paths(
     """
     found = find_policies(project or find_project(), paths, policies_only=policies_only)
     return lint_files(found.files, options)
-
-
-def bundled_policy_dir() -> Path:
-    return Path(str(resources.files("visiongate.policies")))
-
-
-def display_path(path: str | Path) -> str:
-    """A path as shown in findings: relative to the working directory when inside it."""
-    candidate = Path(path)
-    if candidate.is_absolute():
-        try:
-            candidate = candidate.relative_to(Path.cwd())
-        except ValueError:
-            return candidate.as_posix()
-    return os.path.normpath(candidate).replace(os.sep, "/")

@@ -94,9 +94,6 @@ class Grid:
         cell = tuple(values[name] for name in FACT_NAMES)
         return self.cells[(cell[0], cell[1], cell[2], cell[3])]
 
-    def lane_counts(self) -> Counter[str]:
-        return Counter(cell.lane for cell in self.cells.values())
-
     def changed(self, kind: str) -> list[GridCell]:
         return [cell for cell in self.cells.values() if cell.change == kind]
 

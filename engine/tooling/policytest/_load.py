@@ -99,8 +99,6 @@ TEST_FILE_SCHEMA: dict[str, Any] = {
     },
 }
 
-_UNSET = object()
-
 
 @dataclass(frozen=True)
 class Case:

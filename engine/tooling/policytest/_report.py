@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..._vocabulary import CELL_COUNT, all_cells, format_cell
-from .._discover import find_tests
+from .._discover import display_path, find_tests
 from .._project import Project, find_project
-from ..lint._check import display_path
 from ._load import TestFile, load_test_file
 from ._run import (
     CaseOutcome,

@@ -13,21 +13,24 @@ import os
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import UsageError, write_output
-from visiongate.engine import PolicyError, load_policy
-from visiongate.engine.tooling.audit._aggregate import Query
-from visiongate.engine.tooling.audit._explain import explain_record
-from visiongate.engine.tooling.audit._find import find_decision
-from visiongate.engine.tooling.audit._inputs import InputError, TraceInput, expand
-from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
-from visiongate.engine.tooling.audit._read import parse_time
-from visiongate.engine.tooling.audit._report import FORMATS, render
-from visiongate.engine.tooling.audit._result import GROUP_NAMES, AuditResult
 
-HELP = "summarize decision traces for auditors, or explain one decision (--decision ID)"
+if TYPE_CHECKING:
+    from visiongate.engine.tooling.audit._aggregate import Query
+    from visiongate.engine.tooling.audit._inputs import TraceInput
+    from visiongate.engine.tooling.audit._result import AuditResult
+
 FILTERS = ("provider", "model", "lane", "rule", "source")
+# Copies of the engine's `_report.FORMATS` and `_result.GROUP_NAMES` (a test keeps them
+# equal): `audit --help` must not import the engine, which reads the rules engine and YAML.
+FORMATS = ("text", "json", "csv")
+GROUP_NAMES = (
+    "provider", "model", "lane", "rule", "policy", "source",
+    "mode", "catalog", "aux", "path", "day", "hour",
+)  # fmt: skip
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +77,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from visiongate.engine import PolicyError, load_policy
+    from visiongate.engine.tooling.audit._inputs import InputError, expand
+    from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
+    from visiongate.engine.tooling.audit._report import render
+
     try:
         query = _query(args)
         inputs = expand(args.traces)
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
     if args.html:
         _write_report(result, args.html)
-    _print(render(result, "json" if args.json else args.format))
+    print(render(result, "json" if args.json else args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
@@ -112,6 +120,8 @@ def _cores() -> int:
 
 
 def _query(args: argparse.Namespace) -> Query:
+    from visiongate.engine.tooling.audit._aggregate import Query
+
     since = _time(args.since, "--since")
     until = _time(args.until, "--until")
     group_by = tuple(part.strip() for part in (args.group_by or "").split(",") if part.strip())
@@ -134,6 +144,8 @@ def _query(args: argparse.Namespace) -> Query:
 
 
 def _time(text: str | None, option: str) -> datetime | None:
+    from visiongate.engine.tooling.audit._read import parse_time
+
     if text is None:
         return None
     try:
@@ -147,6 +159,9 @@ def _values(given: list[str] | None) -> frozenset[str]:
 
 
 def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str | None) -> int:
+    from visiongate.engine.tooling.audit._explain import explain_record
+    from visiongate.engine.tooling.audit._find import find_decision
+
     search = find_decision(inputs, decision)
     for problem in search.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
@@ -160,15 +175,5 @@ def _explain(inputs: list[TraceInput], decision: str, query: Query, policy: str 
         if not found or search.input_errors:
             return EXIT_USAGE  # an id that names no decision is a bad input
         return EXIT_FINDINGS  # several decisions share one id: the trace itself is suspect
-    _print(explain_record(found[0], policy))
+    print(explain_record(found[0], policy))
     return EXIT_USAGE if search.input_errors else EXIT_OK
-
-
-def _print(text: str) -> None:
-    """Print, letting a reader that stops early (`| head`) end the output quietly."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        # Python would report the closed pipe again when flushing at exit; point stdout at
-        # /dev/null so that it does not (the recipe of the `signal` module's documentation).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

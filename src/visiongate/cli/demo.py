@@ -10,8 +10,6 @@ from visiongate.cli import EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import output_directory
 from visiongate.cli._signals import Interrupted, run_until_signal
 
-HELP = "run the whole mission end to end, offline: real MCP server, gate, images, OCR, payloads"
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from visiongate.cli.mcp import add_limit_arguments

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_input_file, guarded, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, guarded, print_json
 
 if TYPE_CHECKING:
     from visiongate.adapters.probe import ProbeResult
@@ -47,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.adapters.probe import plan_probe, probe_route
     from visiongate.engine import Gate
 
-    check_input_file(args.config, "agent config")
-    check_input_file(args.registry, "provider registry")
+    check_gate_inputs(args)
     gate = guarded(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_input_file, guarded, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, guarded, print_json
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate
@@ -39,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action not in ("list", "forget"):
         raise UsageError("give an action: `list` or `forget PROVIDER MODEL`")
-    check_input_file(args.config, "agent config")
-    check_input_file(args.registry, "provider registry")
+    check_gate_inputs(args)
     gate = guarded(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )

@@ -7,8 +7,7 @@ import sys
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
 from visiongate.cli._common import UsageError
-
-PICTURES = ("html", "svg", "markdown")  # as `visiongate.engine.tooling.pictures.PICTURES`
+from visiongate.cli.policy import PICTURES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
 from visiongate.cli._common import UsageError, guarded, output_directory
+from visiongate.cli.policy import policy_files
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling._docs import DocPage
-    from visiongate.engine.tooling._project import Project
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     project = guarded(find_project)
     if isinstance(project, int):
         return project
-    files = _policy_files(args.paths, project)
+    files = policy_files(project, args.paths)
     out = Path(args.out) if args.out else project.root / project.docs
     if not args.check:
         output_directory(out)
@@ -51,21 +51,6 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(pages, int):
         return pages
     return _check(out, pages, not args.paths) if args.check else _write(out, pages)
-
-
-def _policy_files(paths: list[str], project: Project) -> list[Path]:
-    from visiongate.engine.tooling._discover import MissingPathError, find_policies
-
-    try:
-        found = find_policies(project, paths)
-    except MissingPathError as error:
-        raise UsageError(str(error)) from None
-    if not found.files:
-        where = ", ".join(f"`{place}`" for place in found.searched)
-        raise UsageError(
-            f"no policy files found under {where}; check include/exclude ({project.label})"
-        )
-    return list(found.files)
 
 
 def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
@@ -87,7 +72,7 @@ def _policy_pages(pages: Sequence[DocPage]) -> int:
 
 
 def _shown(path: str | Path) -> str:
-    from visiongate.engine.tooling.lint._check import display_path
+    from visiongate.engine.tooling._discover import display_path
 
     return display_path(path)
 

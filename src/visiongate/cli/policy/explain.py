@@ -6,8 +6,7 @@ import argparse
 
 from visiongate.cli import EXIT_OK
 from visiongate.cli._common import guarded, policy_reference, print_json
-
-PICTURES = ("html", "svg", "markdown")  # as `visiongate.engine.tooling.pictures.PICTURES`
+from visiongate.cli.policy import PICTURES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

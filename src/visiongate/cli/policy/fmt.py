@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _format(path: Path) -> Formatted | None:
     """The formatted file, or None when it cannot be parsed (reported; exit 3 at the end)."""
+    from visiongate.engine.tooling._discover import display_path
     from visiongate.engine.tooling.fmt._format import FormatError, NotPolicyError, format_file
-    from visiongate.engine.tooling.lint._check import display_path
 
     try:
         return format_file(path, display_path(path))
@@ -74,7 +74,7 @@ def _format(path: Path) -> Formatted | None:
 
 
 def _report(args: argparse.Namespace, changed: list[Formatted], total: int) -> None:
-    from visiongate.engine.tooling.lint._check import display_path
+    from visiongate.engine.tooling._discover import display_path
 
     for result in changed:
         shown = display_path(result.path)

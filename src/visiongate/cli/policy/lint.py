@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
 from visiongate.cli._common import UsageError, check_input_file, guarded, write_output
+from visiongate.cli.policy import policy_files
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling._project import Project
@@ -100,21 +101,7 @@ def _report(args: argparse.Namespace, project: Project, options: LintOptions) ->
 
     if args.config and not args.paths:
         return LintReport((lint_config(args.config, options),))
-    policies = lint_files(_policy_files(args, project), options).files
+    files = policy_files(project, args.paths, policies_only=args.policies_only)
+    policies = lint_files([str(path) for path in files], options).files
     config = (lint_config(args.config, options),) if args.config else ()
     return LintReport((*policies, *config))
-
-
-def _policy_files(args: argparse.Namespace, project: Project) -> list[str]:
-    from visiongate.engine.tooling._discover import MissingPathError, find_policies
-
-    try:
-        found = find_policies(project, args.paths, policies_only=args.policies_only)
-    except MissingPathError as error:
-        raise UsageError(str(error)) from None
-    if not found.files and not args.policies_only:
-        where = ", ".join(f"`{place}`" for place in found.searched)
-        raise UsageError(
-            f"no policy files found under {where}; check include/exclude ({project.label})"
-        )
-    return [str(path) for path in found.files]
