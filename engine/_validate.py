@@ -17,8 +17,7 @@ import cerberus
 from cerberus import TypeDefinition
 from cerberus import errors as cerberus_errors
 
-from ._diagnostics import Diagnostic
-from ._diagnostics import did_you_mean as did_you_mean  # re-exported: the tooling imports it here
+from ._diagnostics import Diagnostic, did_you_mean
 from ._yaml import DocumentPath, LoadedYaml, shown
 
 Refine = Callable[[Diagnostic], Diagnostic]

@@ -6,16 +6,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .._diagnostics import did_you_mean
 from .._vocabulary import FACT_NAMES, FACTS, Cell
 
 if TYPE_CHECKING:
     from .._gate import Gate
-
-
-def _suggest(word: str, choices: tuple[str, ...]) -> str:
-    from .._validate import did_you_mean  # imports cerberus: only on this error path
-
-    return did_you_mean(word, choices)
 
 
 def parse_cell(text: str) -> Cell:
@@ -27,7 +22,7 @@ def parse_cell(text: str) -> Cell:
         if not separator or not name:
             raise ValueError(f"`{pair}` is not `fact=value`")
         if name not in FACTS:
-            raise ValueError(f"`{name}` is not a fact: {_suggest(name, FACT_NAMES)}")
+            raise ValueError(f"`{name}` is not a fact: {did_you_mean(name, FACT_NAMES)}")
         if name in given:
             raise ValueError(f"fact `{name}` is given twice (`{given[name]}` and `{value}`)")
         if "|" in value:
@@ -37,7 +32,7 @@ def parse_cell(text: str) -> Cell:
             )
         if value not in FACTS[name]:
             raise ValueError(
-                f"`{value}` is not a value of fact `{name}`: {_suggest(value, FACTS[name])}"
+                f"`{value}` is not a value of fact `{name}`: {did_you_mean(value, FACTS[name])}"
             )
         given[name] = value
     missing = [name for name in FACT_NAMES if name not in given]

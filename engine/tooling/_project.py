@@ -32,9 +32,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._diagnostics import Diagnostic, Location, PolicyError
+from .._diagnostics import Diagnostic, Location, PolicyError, did_you_mean
 from .lint._codes import LINT_CODES, lint_code
-from .lint._source import did_you_mean
 
 CONFIG_FILE: Final = ".visiongate.yaml"
 PYPROJECT: Final = "pyproject.toml"

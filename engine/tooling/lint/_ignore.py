@@ -13,9 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..._diagnostics import Diagnostic, Location
+from ..._diagnostics import Diagnostic, Location, did_you_mean
 from ._codes import LINT_CODES, lint_code
-from ._source import did_you_mean
 
 _DIRECTIVE = re.compile(r"(?:^|\s)#\s*visiongate\s*:\s*(?P<body>.*)$")
 _IGNORE = re.compile(r"^ignore\[(?P<codes>[^\]]*)\]\s*(?:because\b\s*(?P<reason>.*))?$")

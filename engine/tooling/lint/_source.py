@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..._diagnostics import Diagnostic
+from ..._diagnostics import Diagnostic, did_you_mean
 from ..._yaml import LoadedYaml
 from ._codes import LINT_CODES, lint_code
 
 # As `_policy_schema.LINT_LEVELS`; not imported from there, which would import cerberus.
 LINT_LEVELS = ("error", "warning", "info", "ignore")
-
-
-def did_you_mean(word: object, choices: Sequence[str]) -> str:
-    """`_validate.did_you_mean`, imported on this (error) path only: it imports cerberus."""
-    from ..._validate import did_you_mean as suggest
-
-    return suggest(word, list(choices))
 
 
 def boolean_words(loaded: LoadedYaml, reported: Sequence[Diagnostic]) -> list[Diagnostic]:

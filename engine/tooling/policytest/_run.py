@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..._compile import CellVerdict
-from ..._diagnostics import Diagnostic, PolicyError
+from ..._diagnostics import Diagnostic, PolicyError, did_you_mean
 from ..._gate import Gate
 from ..._load import CompiledPolicy, compile_policy_text, read_policy_source
-from ..._validate import did_you_mean
 from ..._vocabulary import CELL_COUNT, Cell, all_cells, format_cell
 from ._load import Case, TestFile
 
