@@ -181,14 +181,17 @@ class Relay:
             return name if isinstance(name, str) else None
         return self._task_tools.get(str(params.get("taskId")))
 
-    def _forget(self, request_id: Any, outcome: str) -> _Pending | None:
-        key = id_key(request_id)
+    def _take(self, key: IdKey | None) -> _Pending | None:
+        """The request in flight under `key`, no longer pending: its deadline is cancelled."""
         pending = self._pending.pop(key, None) if key is not None else None
-        if pending is not None:
-            if pending.timer is not None:
-                pending.timer.cancel()
-            if pending.call is not None:
-                self._calls.failed(pending.call, outcome, f"`{pending.method}` {outcome}")
+        if pending is not None and pending.timer is not None:
+            pending.timer.cancel()
+        return pending
+
+    def _forget(self, request_id: Any, outcome: str) -> _Pending | None:
+        pending = self._take(id_key(request_id))
+        if pending is not None and pending.call is not None:
+            self._calls.failed(pending.call, outcome, f"`{pending.method}` {outcome}")
         return pending
 
     async def _client_oversized(self, line: Oversized) -> None:
@@ -235,13 +238,10 @@ class Relay:
             await self._upstream_malformed(message)
 
     async def _answer(self, message: Message, size: int) -> None:
-        key = message.key
-        pending = self._pending.pop(key, None) if key is not None else None
+        pending = self._take(message.key)
         if pending is None:
             log(f"an answer to no request in flight (id {_shown(message.id)}) was dropped")
             return
-        if pending.timer is not None:
-            pending.timer.cancel()
         if pending.call is not None:
             self._learn_task(pending.call, message.body)
             self._start(self._routed_answer, pending.call, message.body, size)
@@ -360,7 +360,7 @@ class Relay:
             log(f"cannot write to the MCP server: {untrusted_line(str(error), 200)}")
 
     async def _deadline(self, key: IdKey) -> None:
-        pending = self._pending.pop(key, None)
+        pending = self._take(key)
         if pending is None:
             return
         seconds = f"{self._timeout:g}"
