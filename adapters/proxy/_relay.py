@@ -146,6 +146,9 @@ class Relay:
                 code = PARSE_ERROR if message.problem.startswith("not JSON") else INVALID_REQUEST
                 await self._to_client(error_response(message.id, code, message.problem))
             return
+        if message.kind == "request" and self._calls.is_local(message.method, message.params):
+            self._start(self._local_call, message)
+            return
         if message.kind == "request" and not self._track(message):
             return
         if message.kind == "notification" and message.method == "notifications/cancelled":
@@ -174,6 +177,16 @@ class Relay:
         timer = asyncio.get_running_loop().call_later(self._timeout, self._deadline_passed, key)
         self._pending[key] = _Pending(method, message.id, timer, call)
         return True
+
+    async def _local_call(self, message: Message) -> None:
+        """A call of the proxy's own tool, answered here (`_calls`), never sent upstream."""
+        try:
+            answer = await self._calls.answer_local(message.id, message.params)
+        except Exception as error:
+            problem = untrusted_line(f"{type(error).__name__}: {error}", 300)
+            log(f"could not answer a call of the proxy's own tool: {problem}")
+            answer = error_response(message.id, INTERNAL_ERROR, f"visiongate proxy: {problem}")
+        await self._to_client(answer)
 
     def _tool_of(self, method: str, params: Mapping[str, Any]) -> str | None:
         if method == "tools/call":
@@ -277,7 +290,7 @@ class Relay:
             else:
                 result = clean_result(method, body.get("result"), sanitizer)
                 if method == "tools/list":
-                    self._calls.learn_tools(result)
+                    result = self._calls.listed_tools(result)
                 cleaned = body if result is body.get("result") else {**body, "result": result}
         except UNREADABLE as error:
             # Fail closed: what cannot be cleaned is not forwarded.
