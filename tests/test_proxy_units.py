@@ -16,8 +16,8 @@ from PIL import Image
 
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
-from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.mcp._schemas import schema_problem
+from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
 from visiongate.adapters.proxy._jsonrpc import Lines, Oversized, parse, sniff_id
 from visiongate.adapters.proxy._surfaces import (
