@@ -102,13 +102,13 @@ def schema_problem(schema: Mapping[str, Any], instance: Any) -> str | None:
     except (TypeError, ValueError) as error:
         return f"the output schema cannot be read: {error}"
     try:
-        error = best_match(validator.iter_errors(instance))
+        found = best_match(validator.iter_errors(instance))
     except Unresolvable as unresolved:
         return f"the output schema has a `$ref` that does not resolve: {unresolved}"
-    if error is None:
+    if found is None:
         return None
-    where = "/".join(str(part) for part in error.absolute_path)
-    return f"at `/{where}`: {error.message}"
+    where = "/".join(str(part) for part in found.absolute_path)
+    return f"at `/{where}`: {found.message}"
 
 
 @lru_cache(maxsize=_VALIDATORS_KEPT)
@@ -130,10 +130,10 @@ def _schema(node: Any, pointer: str, changes: list[str], *, payload_field: bool)
         return node
     relaxed: dict[str, Any] = dict(node)
     if payload_field or _holds_payload_string(node):
-        dropped = [key for key in STRING_CONSTRAINTS if key in relaxed]
+        dropped = [keyword for keyword in STRING_CONSTRAINTS if keyword in relaxed]
         if dropped and _may_be_string(node):
-            for key in dropped:
-                del relaxed[key]
+            for keyword in dropped:
+                del relaxed[keyword]
             relaxed["description"] = f"{node.get('description', '')} {_RELAXED_NOTE}".strip()
             changes.append(f"{pointer or '/'}: {', '.join(dropped)}")
     for key in _ONE_SCHEMA:

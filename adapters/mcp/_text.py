@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ..images import sniff_media_type
 from ._inline import InlineImage, as_reference, data_url_spans, find_inline, replace_inline
-from ._wire import BlobContents, EmbeddedBlock, TextContents, ToolResult
+from ._wire import BlobContents, Block, EmbeddedBlock, TextContents, ToolResult
 
 __all__ = ["TextImages", "decoded_text_blobs", "json_text", "text_images"]
 
@@ -78,7 +78,7 @@ def is_text_media_type(declared: str | None) -> bool:
     )
 
 
-def _as_text(block: object) -> object:
+def _as_text(block: Block) -> Block:
     if not isinstance(block, EmbeddedBlock) or not isinstance(block.resource, BlobContents):
         return block
     resource = block.resource

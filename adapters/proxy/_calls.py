@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -39,7 +39,7 @@ from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
-from ._surfaces import clean_error
+from ._surfaces import clean_error, clean_result
 from ._tools import ToolListing
 from ._view import VIEW_TOOL, ImageViews
 
@@ -52,6 +52,8 @@ _INLINE_FIT_BYTES: Final = 256 * 1024
 _FIT_ATTEMPTS: Final = 3
 """Routings of one result at most: as estimated, then twice with the images fitted harder."""
 _HARDER_MARGIN: Final = 16 * 1024
+_LISTING_PAGES: Final = 100
+Ask = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class CallRouter:
         self._transport = transport
         self._store = ImageCache(router.cache.directory / "text")
         self._tools = ToolListing(offer_view=image_tool)
+        self._ask: Ask | None = None
+        self._listing: asyncio.Task[None] | None = None
         self._elsewhere: dict[str, dict[str, int]] = {}
         self._views = ImageViews() if image_tool else None
 
@@ -100,6 +104,31 @@ class CallRouter:
     def gate_sanitizer(self) -> Sanitizer:
         """A fresh sanitizer with the `sanitize` settings of the policy in force."""
         return Sanitizer(self._router.gate.compiled.policy.sanitize)
+
+    def ask_upstream(self, ask: Ask) -> None:
+        """How to send the server a request of the proxy's own (`_own.OwnRequests.request`)."""
+        self._ask = ask
+
+    async def _learn_schema(self, tool: str | None) -> None:
+        """List the server's tools ourselves when `tool` was called before the client listed
+        it: whether it declares an output schema decides what a valid answer is. One listing
+        at a time; a tool still unknown after it declares none."""
+        if self._ask is None or tool is None or self._tools.knows(tool):
+            return
+        if self._listing is None or self._listing.done():
+            self._listing = asyncio.ensure_future(self._list_all(self._ask))
+        await asyncio.shield(self._listing)
+
+    async def _list_all(self, ask: Ask) -> None:
+        cursor: Any = None
+        for _ in range(_LISTING_PAGES):
+            page = await ask("tools/list", {"cursor": cursor} if cursor is not None else {})
+            if page is None:
+                return
+            self._tools.listed(clean_result("tools/list", page, self.gate_sanitizer))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                return
 
     def listed_tools(self, listing: Any) -> Any:
         """A `tools/list` page as the client gets it (`_tools.ToolListing.listed`)."""
@@ -131,6 +160,8 @@ class CallRouter:
 
     async def _routed(self, call: Call, result: Mapping[str, Any], raw_size: int) -> bytes:
         target = self._target
+        if result.get("structuredContent") is not None:
+            await self._learn_schema(call.tool)
         schema = self._tools.schema(call.tool)
         budget = image_budget(result, raw_size, target.max_result_bytes)
         attempts: list[int] = []

@@ -12,7 +12,9 @@ structured content). If the answer is still too large:
    which file holds the whole text (written 0600 in the cache);
 3. the longest strings of the structured content are cut the same way (never an image's
    base64), if the result still satisfies the tool's output schema; structured content is
-   never dropped, since clients reject a result of such a tool without it;
+   never dropped, since clients reject a result of such a tool without it. When it alone
+   takes more than half the limit (a file reader's text twice) it is cut to half first, so
+   the text copy keeps the other half;
 4. if the text still has less than `MIN_TEXT_BYTES` of room, or the answer is still over,
    `Fitted.shortfall` says by how much, and the caller routes the result again with the
    images fitted harder (so the content and structured copies stay the same images);
@@ -99,6 +101,14 @@ def fit_call_response(
     result = _without_large_meta(result, limit, changes)
     message = _answer(request_id, result)
     shortfall = 0
+    structured = result.get("structuredContent")
+    half = limit // 2
+    if len(message) > limit and structured is not None and len(encode(structured)) > half:
+        # Both copies too large (a file reader's text twice): each keeps half the room, so
+        # the model reads the start of the text whichever copy its client hands it.
+        over = len(encode(structured)) - half
+        result = _with_structured_cut(result, over, limit, store, changes, check)
+        message = _answer(request_id, result)
     if len(message) > limit:
         result, shortfall = _with_text_cut(result, len(message), limit, store, changes)
         message = _answer(request_id, result)
@@ -185,15 +195,15 @@ def _with_structured_cut(
     """`result` with the longest strings of its structured content cut until it is `over`
     bytes smaller, if the cut content still satisfies the output schema (`check`)."""
     structured = result["structuredContent"]
-    saved = store.write(encode(structured), None, extension=".json")
-    cut, left_out = structured, 0
+    saved = changes.get("structured_path") or str(
+        store.write(encode(structured), None, extension=".json").path
+    )  # the first cut saves the whole value; a second cut keeps that file
+    cut, left_out = structured, changes.get("structured_bytes_left_out", 0)
     for path, value in sorted(_cuttable(structured), key=lambda item: -len(item[1])):
         if over <= 0:
             break
         room = max(0, _json_size(value) - over - NOTE_BYTES)
-        shorter, dropped = cut_with_note(
-            value, room, lambda n: _value_note(n, limit, str(saved.path))
-        )
+        shorter, dropped = cut_with_note(value, room, lambda n: _value_note(n, limit, saved))
         over -= _json_size(value) - _json_size(shorter)
         left_out += dropped
         cut = _replaced(cut, path, shorter)
@@ -201,7 +211,7 @@ def _with_structured_cut(
     if problem is not None:
         changes["structured_cut_refused"] = problem
         return result
-    changes.update(structured_bytes_left_out=left_out, structured_path=str(saved.path))
+    changes.update(structured_bytes_left_out=left_out, structured_path=saved)
     return {**result, "structuredContent": cut}
 
 

@@ -1,6 +1,7 @@
 """The relay: JSON-RPC between the client and the server, changed only where it must be.
 
-Ids pass through as they are: the proxy sends no request of its own, so the client's ids are
+Ids pass through as they are: the proxy's only requests of its own (a `tools/list` when a
+tool is called before it was listed, `_own`) use ids no client sends, so the client's ids are
 unique upstream and the server's are unique downstream. Each message is parsed once; a message
 nothing needs to change (a request, a client's answer, a list-changed notification, a method
 this version does not know) is forwarded as the bytes it came in. What the server sends is
@@ -48,6 +49,7 @@ from ._jsonrpc import (
     parse,
     sniff_id,
 )
+from ._own import OwnRequests
 from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
 from ._upstream import Upstream, UpstreamClosed
 
@@ -102,6 +104,8 @@ class Relay:
         """Requests past their deadline, from the loop's timers to `_deadline_loop`."""
         self._answers: TaskGroup | None = None
         self._readers: TaskGroup | None = None
+        self._own = OwnRequests(upstream.send, timeout)
+        calls.ask_upstream(self._own.request)
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
@@ -251,6 +255,8 @@ class Relay:
             await self._upstream_malformed(message)
 
     async def _answer(self, message: Message, size: int) -> None:
+        if self._own.deliver(message.key, message.body):
+            return  # it answers the proxy's own request (`_own`), not the client's
         pending = self._take(message.key)
         if pending is None:
             log(f"an answer to no request in flight (id {_shown(message.id)}) was dropped")
@@ -402,6 +408,7 @@ class Relay:
         status = await self._up.exit_status()
         exited = f"exited with status {status}" if status is not None else "closed the connection"
         log(f"the MCP server `{self._up.label}` {exited}; stopping so the client can restart us")
+        self._own.close()
         pending, self._pending = list(self._pending.values()), {}
         for item in pending:
             if item.timer is not None:

@@ -28,6 +28,10 @@ class ToolListing:
         self._schemas: dict[str, Relaxed | None] = {}
         self._offer_view = offer_view
 
+    def knows(self, tool: str) -> bool:
+        """True once a listing named `tool`."""
+        return tool in self._schemas
+
     def schema(self, tool: str | None) -> Relaxed | None:
         """The tool's output schema as the client was listed it (None: it declares none)."""
         return self._schemas.get(tool or "")
