@@ -153,6 +153,16 @@ async def test_a_data_url_in_prose_is_an_image(tmp_path: Path) -> None:
     assert len(routed.images) == 1 and B64 not in routed.text
 
 
+async def test_a_text_of_nothing_but_base64_is_an_image(tmp_path: Path) -> None:
+    wrapped = "\n".join(B64[i : i + 76] for i in range(0, len(B64), 76))  # as MIME writes it
+    long_text = "t" * 100_000  # base64's alphabet, but no image: stays text
+    result = {"content": [{"type": "text", "text": wrapped}, {"type": "text", "text": long_text}]}
+    routed = await router(tmp_path).mcp(result, **TEXT, trace=False)
+    lines = routed.text.split("\n")
+    assert lines[0] == f"MEDIA:{routed.media_paths[0]}" and lines[1] == long_text
+    assert B64[:76] not in routed.text
+
+
 async def test_image_copies_share_the_budget(tmp_path: Path) -> None:
     """An image sent twice (content and structured content) takes its budget twice."""
     buffer = io.BytesIO()

@@ -34,6 +34,7 @@ __all__ = [
     "PAYLOAD_KEYS",
     "InlineImage",
     "as_reference",
+    "bare_image",
     "data_url_spans",
     "find_inline",
     "inline_image_chars",
@@ -89,6 +90,20 @@ def replace_inline(
     for payload in found:
         result = _set(result, payload.path, payload, replacement(payload))
     return result
+
+
+def bare_image(text: str) -> InlineImage | None:
+    """`text` as one image when it is nothing but an image's base64 (line breaks allowed, as
+    MIME writes it); its start is sniffed before anything else is decoded."""
+    stripped = text.strip()
+    head = "".join(stripped[: _SNIFF_CHARS * 2].split())[:_SNIFF_CHARS]
+    if len(stripped) < _BARE_MIN_CHARS or not _sniffs_image(head):
+        return None
+    compact = "".join(stripped.split())
+    if _BASE64.fullmatch(compact) is None:
+        return None
+    data = _decoded(compact)
+    return InlineImage((), "bare", data, "") if data is not None else None
 
 
 def as_reference(payload: InlineImage, reference: str) -> Any:
@@ -181,12 +196,14 @@ def _string_image(value: str, path: Path) -> InlineImage | None:
 def _bare_image_head(value: str) -> bool:
     """True for a long string whose start is base64 of an image's magic number (and that is
     base64 throughout): a cheap test, before anything is decoded."""
-    if len(value) < _BARE_MIN_CHARS:
-        return False
-    head = _decoded(value[:_SNIFF_CHARS])
-    if head is None or not (sniff_media_type(head) or "").startswith("image/"):
+    if len(value) < _BARE_MIN_CHARS or not _sniffs_image(value[:_SNIFF_CHARS]):
         return False
     return _BASE64.fullmatch(value) is not None
+
+
+def _sniffs_image(head: str) -> bool:
+    data = _decoded(head)
+    return data is not None and (sniff_media_type(data) or "").startswith("image/")
 
 
 def _decoded(text: str) -> bytes | None:

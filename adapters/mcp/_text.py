@@ -25,14 +25,20 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ..images import sniff_media_type
-from ._inline import InlineImage, as_reference, data_url_spans, find_inline, replace_inline
+from ._inline import (
+    InlineImage,
+    as_reference,
+    bare_image,
+    data_url_spans,
+    find_inline,
+    replace_inline,
+)
 from ._wire import BlobContents, Block, EmbeddedBlock, TextContents, ToolResult
 
 __all__ = ["TextImages", "decoded_text_blobs", "json_text", "text_images"]
 
 # JSON leaves these raw inside strings, and `str.splitlines()` breaks lines on them.
 _RAW_LINE_BREAKS: Final = re.compile("[\x7f-\x9f\u2028\u2029]")
-_BARE: Final = re.compile(r"\s*[A-Za-z0-9+/\s]{64,}={0,2}\s*")
 
 _TEXT_APPLICATIONS: Final = frozenset(
     {
@@ -146,10 +152,9 @@ def text_images(text: str) -> TextImages:
         found = find_inline(parsed) if parsed is not None else []
         if found:
             return TextImages(text, tuple(found), parsed)
-    if _BARE.fullmatch(text):
-        found = find_inline(re.sub(r"\s+", "", text))
-        if found:
-            return TextImages(text, tuple(found))
+    bare = bare_image(text)
+    if bare is not None:
+        return TextImages(text, (bare,))
     if "data:image/" in text:
         spans = data_url_spans(text)
         payloads = tuple(

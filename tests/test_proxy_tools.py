@@ -1,0 +1,95 @@
+"""What the proxy learns from `tools/list` and what it lists (issue 23): output schemas from
+every page, the proxy's own tool on the last page only, and the proxy's own listing when a
+tool is called first, whose answer never reaches the client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _proxy_helpers import RawClient, filesystem_command, proxy_argv
+
+from visiongate.adapters.proxy._jsonrpc import id_key
+from visiongate.adapters.proxy._own import OwnRequests
+from visiongate.adapters.proxy._tools import ToolListing
+from visiongate.adapters.proxy._view import VIEW_TOOL
+
+PINNED = {"type": "object", "properties": {"data": {"type": "string", "pattern": "^[A-Z]+$"}}}
+
+
+def page(names: list[str], cursor: str | None = None) -> dict[str, Any]:
+    tools = [{"name": n, "inputSchema": {}, "outputSchema": PINNED} for n in names]
+    return {"tools": tools, **({"nextCursor": cursor} if cursor else {})}
+
+
+def test_every_page_teaches_schemas_and_only_the_last_lists_the_proxys_tool() -> None:
+    listing = ToolListing(offer_view=True)
+    first = listing.listed(page(["a", "b"], cursor="2"))
+    last = listing.listed(page(["c"]))
+    assert [tool["name"] for tool in first["tools"]] == ["a", "b"]
+    assert [tool["name"] for tool in last["tools"]] == ["c", VIEW_TOOL]
+    for name in ("a", "b", "c"):
+        relaxed = listing.schema(name)
+        assert relaxed is not None and relaxed.changes == ("/properties/data: pattern",)
+    assert "pattern" not in first["tools"][0]["outputSchema"]["properties"]["data"]
+    plain = {"tools": [{"name": "d", "inputSchema": {}}]}
+    assert ToolListing(offer_view=False).listed(plain) is plain  # nothing to change
+
+
+def test_a_server_tool_of_the_same_name_wins() -> None:
+    listing = ToolListing(offer_view=True)
+    served = listing.listed({"tools": [{"name": VIEW_TOOL, "inputSchema": {}}]})
+    assert [tool["name"] for tool in served["tools"]] == [VIEW_TOOL]
+    assert not listing.is_local({"name": VIEW_TOOL})
+
+
+def test_the_proxys_own_requests_end_however_the_server_does() -> None:
+    async def run() -> tuple[Any, Any, Any]:
+        sent: list[Mapping[str, Any]] = []
+
+        async def send(data: bytes) -> None:
+            sent.append(json.loads(data))
+
+        own = OwnRequests(send, timeout=0.2)
+        answered = asyncio.ensure_future(own.request("tools/list", {}))
+        await asyncio.sleep(0)
+        request_id = sent[0]["id"]
+        assert request_id.startswith("visiongate-proxy:") and not own.deliver(id_key(7), {})
+        assert own.deliver(id_key(request_id), {"result": {"tools": []}})
+        gone = asyncio.ensure_future(own.request("tools/list", {}))
+        await asyncio.sleep(0)
+        own.close()
+        late = await own.request("tools/list", {})  # never answered: its deadline passes
+        return await answered, await gone, late
+
+    assert asyncio.run(run()) == ({"tools": []}, None, None)
+
+
+@pytest.mark.anyio
+async def test_a_call_before_any_listing_still_gets_its_schema(tmp_path: Path) -> None:
+    """The SDK's client lists tools only after a call; the proxy lists them itself first, so
+    the text is not doubled and the structured content is kept, and the client sees nothing
+    of the proxy's own request."""
+    (tmp_path / "notes.txt").write_text("one line\n")
+    client = await RawClient.start(proxy_argv(filesystem_command(tmp_path)), tmp_path)
+    try:
+        await client.initialize()
+        answer = await client.request(
+            "tools/call",
+            {"name": "read_text_file", "arguments": {"path": str(tmp_path / "notes.txt")}},
+        )
+    finally:
+        await client.close()
+    result = answer["result"]
+    assert result["content"][0]["text"] == "one line\n"
+    assert result["structuredContent"] == {"content": "one line\n"}
+    assert not any(b"visiongate-proxy:" in line for line in client.lines)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
