@@ -1,6 +1,11 @@
 """`visiongate proxy` in front of the reference server `@modelcontextprotocol/server-filesystem`
 (pinned in tests/npm), the server most people read images from disk with (issue 23).
 
+The proxy's own tool, `visiongate_view_image`, is tested here too: the text lane's note said
+"call vision_analyze with its MEDIA: path", a tool no server behind the proxy has. The proxy
+lists a tool of its own that takes a `MEDIA:` path it showed the model in this session and
+returns the image fitted (native lane) or described (text lane), and refuses any other path.
+
 Its tools declare an `outputSchema`, and `read_media_file` returns the image twice: as a content
 block and again in `structuredContent`. SDK clients reject a result without the structured
 content ("has an output schema but did not return structured content"), so every call here
@@ -16,7 +21,8 @@ import io
 import json
 import os
 import re
-from collections.abc import AsyncIterator
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,7 @@ from _proxy_helpers import (
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
 from visiongate.adapters.mcp._inline import find_inline
@@ -47,6 +54,7 @@ TARGETS: dict[str, tuple[list[str], list[str], int]] = {
     "claude-desktop": (VISION, ["--client", "claude-desktop"], 1_000_000),
 }
 IMAGES = ("busy.png", "photo.jpg", "screen.png")
+Read = Callable[[Path], Awaitable[dict[str, Any]]]
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{200,}")
 TEXT_BYTES = 2_700_000
 
@@ -125,39 +133,45 @@ def lane_of(target: str) -> str:
     return "text" if target == "text-only" else "native"
 
 
-@pytest.mark.parametrize("target", list(TARGETS))
-async def test_read_media_file_with_the_official_sdk_client(
-    target: str, files: Path, tmp_path: Path
-) -> None:
-    model, options, cap = TARGETS[target]
-    argv = proxy_argv(
-        filesystem_command(files), *options, "--trace", str(tmp_path / "trace.jsonl"), target=model
-    )
-    async with proxied(argv, tmp_path) as session:
-        await session.list_tools()
-        for name in IMAGES:
-            # `call_tool` validates the result against the tool's output schema.
-            result = await session.call_tool("read_media_file", {"path": str(files / name)})
-            assert not result.is_error, result.content
-            check_media_result(wire_of(result), lane_of(target), cap)
-    check_trace(tmp_path, cap, len(IMAGES))
+@asynccontextmanager
+async def media_reader(kind: str, argv: list[str], home: Path) -> AsyncIterator[Read]:
+    """`read_media_file` through the official SDK's `ClientSession` or fastmcp's `Client`,
+    each validating the result against the tool's output schema, as the wire JSON."""
+    if kind == "sdk":
+        async with proxied(argv, home) as session:
+            await session.list_tools()
 
+            async def read_sdk(path: Path) -> dict[str, Any]:
+                result = await session.call_tool("read_media_file", {"path": str(path)})
+                assert not result.is_error, result.content
+                return wire_of(result)
 
-@pytest.mark.parametrize("target", list(TARGETS))
-async def test_read_media_file_with_fastmcp_client(
-    target: str, files: Path, tmp_path: Path
-) -> None:
-    model, options, cap = TARGETS[target]
-    argv = proxy_argv(
-        filesystem_command(files), *options, "--trace", str(tmp_path / "trace.jsonl"), target=model
-    )
-    async with fastmcp_client(argv, tmp_path) as client:
-        for name in IMAGES:
-            result = await client.call_tool("read_media_file", {"path": str(files / name)})
+            yield read_sdk
+        return
+    async with fastmcp_client(argv, home) as client:
+
+        async def read_fastmcp(path: Path) -> dict[str, Any]:
+            result = await client.call_tool("read_media_file", {"path": str(path)})
             # `data` is the structured content parsed through the tool's output schema; a
             # result it rejects leaves it None (and logs the error).
             assert result.data is not None and not result.is_error
-            check_media_result(wire_of(result), lane_of(target), cap)
+            return wire_of(result)
+
+        yield read_fastmcp
+
+
+@pytest.mark.parametrize("client", ["sdk", "fastmcp"])
+@pytest.mark.parametrize("target", list(TARGETS))
+async def test_read_media_file_through_real_clients(
+    target: str, client: str, files: Path, tmp_path: Path
+) -> None:
+    model, options, cap = TARGETS[target]
+    argv = proxy_argv(
+        filesystem_command(files), *options, "--trace", str(tmp_path / "trace.jsonl"), target=model
+    )
+    async with media_reader(client, argv, tmp_path) as read:
+        for name in IMAGES:
+            check_media_result(await read(files / name), lane_of(target), cap)
     check_trace(tmp_path, cap, len(IMAGES))
 
 
@@ -256,3 +270,93 @@ async def test_the_same_results_through_router_mcp(files: Path, tmp_path: Path) 
             )
             assert routed.text == texts(raw)[0]
             assert routed.to_mcp()["structuredContent"] == raw.structured_content
+
+
+# -- the proxy's own tool ------------------------------------------------------------------
+
+VIEW = "visiongate_view_image"
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def media_path(result: CallToolResult) -> str:
+    found = re.search(r"^MEDIA:(\S+)$", text_of(result), re.MULTILINE)
+    assert found is not None, text_of(result)
+    return found.group(1)
+
+
+async def test_text_lane_names_the_tool_and_it_describes_the_image(
+    files: Path, tmp_path: Path
+) -> None:
+    argv = proxy_argv(
+        filesystem_command(files), "--trace", str(tmp_path / "trace.jsonl"), target=TEXT_ONLY
+    )
+    async with proxied(argv, tmp_path) as session:
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        assert tools[-1] == VIEW
+        shown = await session.call_tool("read_media_file", {"path": str(files / "screen.png")})
+        assert f"call {VIEW} with its MEDIA: path" in text_of(shown)
+        assert "vision_analyze" not in text_of(shown)
+        viewed = await session.call_tool(VIEW, {"path": f"MEDIA:{media_path(shown)}"})
+    assert not viewed.is_error and not any(b.type == "image" for b in viewed.content)
+    assert "[description of the image" in text_of(viewed)
+    assert f"MEDIA:{media_path(shown)}" in text_of(viewed)
+    record = read_trace(tmp_path / "trace.jsonl")[-1]
+    assert record["proxy"]["local_tool"] == VIEW and record["lane"] == "text"
+    assert record["execution"]["action"] == "describe"
+
+
+async def test_native_lane_returns_the_image_fitted(files: Path, tmp_path: Path) -> None:
+    argv = proxy_argv(filesystem_command(files), "--client", "claude-desktop", target=VISION)
+    async with proxied(argv, tmp_path) as session:
+        shown = await session.call_tool("read_media_file", {"path": str(files / "screen.png")})
+        viewed = await session.call_tool(VIEW, {"path": media_path(shown), "question": "what?"})
+    (image,) = [block for block in viewed.content if isinstance(block, ImageContent)]
+    picture = Image.open(io.BytesIO(base64.b64decode(image.data)))
+    assert picture.size == (800, 500) and not viewed.is_error
+
+
+async def test_it_refuses_every_path_it_did_not_show(files: Path, tmp_path: Path) -> None:
+    argv = proxy_argv(filesystem_command(files), target=TEXT_ONLY)
+    async with proxied(argv, tmp_path) as session:
+        shown = await session.call_tool("read_media_file", {"path": str(files / "screen.png")})
+        path = Path(media_path(shown))
+        cache = path.parent
+        # Another image in the cache directory, as another session would have written it.
+        other = cache / f"{'0' * 64}.png"
+        shutil.copy(files / "photo.jpg", other)
+        link = cache / f"{'1' * 64}.png"
+        link.symlink_to(files / "notes.txt")
+        asked = [
+            "/etc/passwd",
+            f"{cache}/../{cache.name}/{path.name}",
+            str(other),
+            str(link),
+            f"{path} ",
+            "",
+        ]
+        refused = [await session.call_tool(VIEW, {"path": p}) for p in asked[:-1]]
+        # The shown path itself, swapped for a symlink to a copy of the same bytes.
+        copy = tmp_path / "copy.png"
+        shutil.copy(path, copy)
+        os.replace(path, tmp_path / "moved.png")
+        path.symlink_to(copy)
+        swapped = await session.call_tool(VIEW, {"path": str(path)})
+        missing = await session.call_tool(VIEW, {})
+    for result in refused[:-1]:
+        assert result.is_error and "is not an image this proxy showed you" in text_of(result)
+    assert not refused[-1].is_error  # surrounding spaces are not part of a path
+    assert swapped.is_error and "can no longer be read" in text_of(swapped)
+    assert missing.is_error and "pass the MEDIA: path" in text_of(missing)
+
+
+async def test_no_image_tool_lists_none_and_offers_none(files: Path, tmp_path: Path) -> None:
+    argv = proxy_argv(filesystem_command(files), "--no-image-tool", target=TEXT_ONLY)
+    async with proxied(argv, tmp_path) as session:
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        shown = await session.call_tool("read_media_file", {"path": str(files / "screen.png")})
+    assert VIEW not in tools
+    assert "[1 image(s) kept out of the conversation (text lane)]" in text_of(shown)
+    assert "call " not in text_of(shown)
