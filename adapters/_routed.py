@@ -76,9 +76,13 @@ class RoutedResult:
     images: tuple[ProcessedImage, ...] = ()
     descriptions: tuple[DescriptionNote, ...] = ()
     structured_content: Any = None
-    """Sanitized; also written into `text` when the tool's text did not already carry it."""
+    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as the lane
+    left it (the fitted bytes of an attached image, else its `MEDIA:` path). Goes to the
+    client (`to_mcp`) when the tool declares an output schema; otherwise it is written into
+    `text` (images as paths) when the tool's text did not already carry it."""
     meta: Mapping[str, Any] | None = None
-    """The sanitized, model-facing `_meta` (protocol-reserved keys dropped); in `text` too."""
+    """The sanitized, model-facing `_meta` (protocol-reserved keys dropped), its images as
+    their `MEDIA:` paths; in `text` too."""
     is_error: bool = False
     media_paths: tuple[str, ...] = ()
     """Files this call wrote (or, for browser screenshots, the path the tool gave)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli_helpers import run
 from _proxy_helpers import RawClient, filesystem_command, proxy_argv
 
 from visiongate.adapters.proxy._jsonrpc import id_key
@@ -93,3 +94,12 @@ async def test_a_call_before_any_listing_still_gets_its_schema(tmp_path: Path) -
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_print_config_keeps_no_image_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "proxy", "--print-config", "json", "--provider", "anthropic",
+        "--model", "claude-sonnet-4-5", "--no-image-tool", "--", "npx", "some-server",
+    )  # fmt: skip
+    assert code == 0
+    assert "--no-image-tool" in json.loads(out)["mcpServers"]["some-server"]["args"]

@@ -32,21 +32,21 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from .._routed import ClientParts, RoutedResult, json_line
+from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
 from ..mcp._edge import read_tool_result
-from ..mcp._schemas import schema_problem
 from ..mcp._text import decoded_text_blobs
-from ..mcp._wire import TextBlock, ToolResult, annotations_wire
+from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
 from ._lane import LaneContext, attached_summary, description_block, image_label
-from ._user import UserParts, user_parts
+from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
+from ._user import user_parts
 
 __all__ = ["route_mcp"]
 
@@ -88,18 +88,18 @@ async def route_mcp(
     clean = sanitize_call_tool_result(decoded_text_blobs(read_tool_result(result)), sanitizer)
     user_only = context.execution.user_only
     read = await asyncio.to_thread(read_result, clean, context.cache, user_only)
-    shares = _Shares.of(read, context.result_budget)
+    declared = output_schema is not None
+    shares = Shares.of(read, context.result_budget, declared)
     user = await user_parts(read, context, shares.user)
     outcome = await _carry_out(read, clean.is_error, shares.for_model(context, user))
     described, marked = _descriptions(outcome, sanitizer)
-    copies = _Copies.of(read, outcome)
-    declared = output_schema is not None
+    copies = Copies.of(read, outcome.attached_by_index())
     text = _compose(read, outcome, clean, described, copies, declared)
-    problem = _schema_check(output_schema, copies.structured, clean)
+    problem = schema_check(output_schema, copies.structured, clean)
     execution = _execution(read, outcome, clean.is_error, tool_name)
     execution |= {
         "unverified_media_lines": read.unverified_media_lines + marked,
-        "structured_content": _structured_record(read, declared, problem),
+        "structured_content": structured_record(read, declared, problem),
         "user_only": {"mode": user_only, "parts": read.hidden_texts, "images": user.images},
     }
     return RoutedResult(
@@ -116,94 +116,7 @@ async def route_mcp(
         tool_name=tool_name,
         record=context.record(execution, sanitizer.counts()),
         api=context.payload_api,
-        client=_client_parts(read, outcome, user, declared, problem),
-    )
-
-
-@dataclass(frozen=True)
-class _Shares:
-    """How a result's image budget is shared out: each copy of an image sent as pixels takes
-    its part (an image in the content and in the structured content is sent twice)."""
-
-    total: int | None
-    copies: int
-    user: int | None
-
-    @classmethod
-    def of(cls, read: ReadResult, total: int | None) -> _Shares:
-        counts = {found.index: 1 for found in read.images}
-        for _, index in read.structured.payloads if read.structured else ():
-            counts[index] += 1
-        copies = max(counts.values(), default=1)
-        users = sum(1 for item in read.passed if isinstance(item, FoundImage))
-        sent = users + copies * sum(1 for found in read.images if found.for_model)
-        user = None if total is None else total // max(1, sent)
-        return cls(total, copies, user)
-
-    def for_model(self, context: LaneContext, user: UserParts) -> LaneContext:
-        if self.total is None:
-            return context
-        left = max(0, self.total - user.image_chars)
-        return replace(context, result_budget=left // self.copies)
-
-
-@dataclass(frozen=True)
-class _Copies:
-    """The structured content and `_meta` as the lane left them: for the client (fitted
-    images) and for the model's text (references only)."""
-
-    structured: Any = None
-    structured_text: Any = None
-    meta: Mapping[str, Any] | None = None
-
-    @classmethod
-    def of(cls, read: ReadResult, outcome: _Outcome) -> _Copies:
-        references = read.references()
-        attached = outcome.attached_by_index()
-        copy = read.structured
-        meta = read.meta.rendered({}, references) if read.meta is not None else None
-        if copy is None:
-            return cls(meta=meta)
-        return cls(copy.rendered(attached, references), copy.rendered({}, references), meta)
-
-
-def _schema_check(
-    output_schema: Mapping[str, Any] | None, structured: Any, clean: ToolResult
-) -> str | None:
-    if output_schema is None or clean.is_error:
-        return None
-    if structured is None:
-        return "the tool declares an output schema but its result has no structured content"
-    return schema_problem(output_schema, structured)
-
-
-def _structured_record(read: ReadResult, declared: bool, problem: str | None) -> dict[str, Any]:
-    images = sorted({index for _, index in read.structured.payloads} if read.structured else ())
-    record: dict[str, Any] = {
-        "present": read.structured is not None,
-        "output_schema": declared,
-        "images": images,
-    }
-    if declared:
-        record["valid"] = problem is None
-        if problem is not None:
-            record["problem"] = problem
-    return record
-
-
-def _client_parts(
-    read: ReadResult, outcome: _Outcome, user: UserParts, declared: bool, problem: str | None
-) -> ClientParts:
-    by_index = {found.index: found for found in read.images}
-    image_annotations = tuple(
-        annotations_wire(by_index[done["index"]].annotations) for done in outcome.attached
-    )
-    return ClientParts(
-        text_annotations=read.annotations,
-        image_annotations=image_annotations,
-        passed=tuple(user.blocks),
-        structured_output=declared,
-        schema_problem=problem,
+        client=client_parts(read, outcome.attached, user, declared, problem),
     )
 
 
@@ -339,7 +252,7 @@ def _compose(
     outcome: _Outcome,
     clean: ToolResult,
     described: list[str],
-    copies: _Copies,
+    copies: Copies,
     declared: bool,
 ) -> str:
     lines = [*described, *read.lines]
