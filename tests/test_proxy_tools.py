@@ -103,3 +103,41 @@ def test_print_config_keeps_no_image_tool(capsys: pytest.CaptureFixture[str]) ->
     )  # fmt: skip
     assert code == 0
     assert "--no-image-tool" in json.loads(out)["mcpServers"]["some-server"]["args"]
+
+
+def test_images_are_fitted_harder_when_the_first_fit_leaves_no_room(tmp_path: Path) -> None:
+    """An image and 600 KB of audio (which passes as it came) under a 1 MB cap: the first
+    estimate leaves the image half the cap, the answer does not fit, and the result is routed
+    again with a smaller image budget instead of being refused or losing a block."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from visiongate.adapters import Router
+    from visiongate.adapters.proxy._calls import Call, CallRouter, ProxyTarget
+    from visiongate.engine import Gate
+
+    records: list[dict[str, Any]] = []
+    router = Router(Gate.load(trace=records.append), cache=tmp_path / "images")
+    calls = CallRouter(router, ProxyTarget("anthropic", "claude-sonnet-4-5", 1_000_000), "t", "x")
+    buffer = io.BytesIO()
+    Image.effect_noise((2400, 1600), 80).convert("RGB").save(buffer, "PNG")
+    audio = base64.b64encode(b"RIFF" + bytes(600_000)).decode("ascii")
+    image = base64.b64encode(buffer.getvalue()).decode("ascii")
+    result = {
+        "content": [
+            {"type": "image", "data": image, "mimeType": "image/png"},
+            {"type": "audio", "data": audio, "mimeType": "audio/wav"},
+        ]
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "result": result}
+    raw = json.dumps(body)
+    message = asyncio.run(calls.answer(Call(1, "shot"), body, len(raw)))
+    assert len(message) <= 1_000_000
+    sent = json.loads(message)["result"]["content"]
+    assert [block["type"] for block in sent] == ["text", "image", "audio"]
+    assert sent[2]["data"] == audio
+    (record,) = records
+    tried = record["proxy"]["image_budgets_tried"]
+    assert len(tried) >= 2 and tried[-1] < tried[0]

@@ -198,6 +198,7 @@ class _Reader:
         marked, count = mark_unverified_media(text)
         self.unverified += count
         found = text_images(marked)
+        seen = len(self.images)
         images = {id(payload): self._inline_image(payload, "text") for payload in found.payloads}
         self.lines.append(
             found.rendered(
@@ -206,8 +207,9 @@ class _Reader:
             )
         )
         if found.payloads and found.payloads[0].kind != "bare":
-            shown = {image.index: image for image in images.values()}
-            self.lines += [_image_line(image) for image in shown.values()]
+            # A `MEDIA:` line for each image first seen here (one seen before has its own).
+            new = {image.index: image for image in images.values() if image.index > seen}
+            self.lines += [_image_line(image) for image in new.values()]
 
     def copy(self, value: Any, origin: str) -> InlineCopy | None:
         if value is None:

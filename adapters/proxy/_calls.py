@@ -118,6 +118,7 @@ class CallRouter:
         if self._listing is None or self._listing.done():
             self._listing = asyncio.ensure_future(self._list_all(self._ask))
         await asyncio.shield(self._listing)
+        self._tools.assume_unlisted(tool)
 
     async def _list_all(self, ask: Ask) -> None:
         cursor: Any = None
@@ -125,7 +126,10 @@ class CallRouter:
             page = await ask("tools/list", {"cursor": cursor} if cursor is not None else {})
             if page is None:
                 return
-            self._tools.listed(clean_result("tools/list", page, self.gate_sanitizer))
+            try:
+                self._tools.listed(clean_result("tools/list", page, self.gate_sanitizer))
+            except (ValueError, TypeError, RecursionError):
+                return  # a listing that cannot be read teaches nothing; the call goes on
             cursor = page.get("nextCursor")
             if not isinstance(cursor, str):
                 return
@@ -188,8 +192,8 @@ class CallRouter:
             budget = max(
                 0, min(budget, _sent_image_chars(routed)) - fitted.shortfall - _HARDER_MARGIN
             )
-        if self._views is not None:
-            self._views.remember(routed.media_paths)
+        if self._views is not None and "refused" not in fitted.changes:
+            self._views.remember(routed.media_paths)  # the paths the model was shown
         extra = self._extra(call, attempts, schema)
         record = dict(routed.record)
         if fitted.changes:

@@ -32,6 +32,12 @@ class ToolListing:
         """True once a listing named `tool`."""
         return tool in self._schemas
 
+    def assume_unlisted(self, tool: str) -> None:
+        """A tool the server's own listing did not name: it declares no output schema (until
+        a listing says otherwise), and is not looked up again."""
+        if tool not in self._schemas:
+            self._remember(tool, None)
+
     def schema(self, tool: str | None) -> Relaxed | None:
         """The tool's output schema as the client was listed it (None: it declares none)."""
         return self._schemas.get(tool or "")
@@ -66,9 +72,12 @@ class ToolListing:
             )
         schema = tool.get("outputSchema")
         relaxed = relaxed_output_schema(schema) if isinstance(schema, Mapping) else None
-        if len(self._schemas) >= _SCHEMAS_KEPT and name not in self._schemas:
-            del self._schemas[next(iter(self._schemas))]
-        self._schemas[name] = relaxed
+        self._remember(name, relaxed)
         if relaxed is None or not relaxed.changes:
             return tool
         return {**tool, "outputSchema": dict(relaxed.schema)}
+
+    def _remember(self, name: str, relaxed: Relaxed | None) -> None:
+        if len(self._schemas) >= _SCHEMAS_KEPT and name not in self._schemas:
+            del self._schemas[next(iter(self._schemas))]
+        self._schemas[name] = relaxed
