@@ -141,3 +141,35 @@ def test_images_are_fitted_harder_when_the_first_fit_leaves_no_room(tmp_path: Pa
     (record,) = records
     tried = record["proxy"]["image_budgets_tried"]
     assert len(tried) >= 2 and tried[-1] < tried[0]
+
+
+def test_a_result_the_listed_schema_rejects_is_never_sent(tmp_path: Path) -> None:
+    """The client gets an error saying whose structured content broke the schema: the
+    server's own, or the routed copy (here: the server's `MEDIA:` line, marked)."""
+    from visiongate.adapters import Router
+    from visiongate.adapters.proxy._calls import Call, CallRouter, ProxyTarget
+    from visiongate.engine import Gate
+
+    records: list[dict[str, Any]] = []
+    router = Router(Gate.load(trace=records.append), cache=tmp_path / "images")
+    calls = CallRouter(router, ProxyTarget("deepseek", "deepseek-chat", 1_000_000), "t", "x")
+    schema = {
+        "type": "object",
+        "required": ["temp"],
+        "properties": {"temp": {"type": "number"}, "see": {"type": "string", "pattern": "^MEDIA:"}},
+    }
+    calls.listed_tools({"tools": [{"name": "t", "inputSchema": {}, "outputSchema": schema}]})
+
+    def answer(structured: dict[str, Any]) -> str:
+        result = {"content": [{"type": "text", "text": "x"}], "structuredContent": structured}
+        body = {"jsonrpc": "2.0", "id": 1, "result": result}
+        sent = json.loads(asyncio.run(calls.answer(Call(1, "t"), body, 100)))
+        message: str = sent["error"]["message"]
+        return message
+
+    own = answer({"temp": "warm"})
+    assert "the MCP server's own structured content does not satisfy" in own
+    assert "'warm' is not of type 'number'" in own
+    routed = answer({"temp": 14, "see": "MEDIA:/etc/passwd"})
+    assert "the routed structured content does not satisfy" in routed
+    assert [r["execution"]["outcome"] for r in records] == ["schema_mismatch"] * 2
