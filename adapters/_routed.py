@@ -6,8 +6,6 @@ payload stage (`_payloads.py`) renders it for a provider API without deciding an
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -16,25 +14,48 @@ from typing import Any, Final
 from visiongate.engine.facts._registry import ProviderRoute
 
 from .images import ProcessedImage
+from .mcp._text import json_text
 from .sanitize._media import UNVERIFIED, mark_unverified_media
 from .vision import DescriptionNote
 
 __all__ = [
     "MEDIA_PREFIX",
     "UNVERIFIED",
+    "ClientParts",
     "RoutedResult",
     "json_line",
     "mark_unverified_media",
     "media_line",
     "refuse_attached",
+    "with_annotations",
 ]
 
 MEDIA_PREFIX: Final = "MEDIA:"
 """The start of a line naming a file this router wrote; agents' surfaces attach such files."""
 
-# JSON leaves these raw inside strings, and `str.splitlines()` breaks lines on them.
-_RAW_LINE_BREAKS: Final = re.compile("[\x7f-\x9f\u2028\u2029]")
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ClientParts:
+    """What an MCP client gets besides the model's text and images (`RoutedResult.to_mcp`).
+
+    The gate decides what the model reads; these are the parts that are not the model's: the
+    annotations of the blocks the text and images came from, content annotated for the user
+    only (passed with its annotations), audio (passed as it came), and whether the tool
+    declares an output schema (then the client gets the routed `structuredContent`)."""
+
+    text_annotations: Mapping[str, Any] | None = None
+    """What the annotations of the text's parts say together (wire shape)."""
+    image_annotations: tuple[Mapping[str, Any] | None, ...] = ()
+    """Per attached image, the annotations of the block it came from."""
+    passed: tuple[Mapping[str, Any], ...] = ()
+    """Blocks the client gets as they came (wire shape): user-only content, audio."""
+    structured_output: bool = False
+    """The tool declares an output schema: `to_mcp` carries `structuredContent`, and the text
+    has no `structured content:` line."""
+    schema_problem: str | None = None
+    """Why the routed structured content does not satisfy the schema it was checked against."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +76,13 @@ class RoutedResult:
     images: tuple[ProcessedImage, ...] = ()
     descriptions: tuple[DescriptionNote, ...] = ()
     structured_content: Any = None
-    """Sanitized; also written into `text` when the tool's text did not already carry it."""
+    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as the lane
+    left it (the fitted bytes of an attached image, else its `MEDIA:` path). Goes to the
+    client (`to_mcp`) when the tool declares an output schema; otherwise it is written into
+    `text` (images as paths) when the tool's text did not already carry it."""
     meta: Mapping[str, Any] | None = None
-    """The sanitized, model-facing `_meta` (protocol-reserved keys dropped); in `text` too."""
+    """The sanitized, model-facing `_meta` (protocol-reserved keys dropped), its images as
+    their `MEDIA:` paths; in `text` too."""
     is_error: bool = False
     media_paths: tuple[str, ...] = ()
     """Files this call wrote (or, for browser screenshots, the path the tool gave)."""
@@ -65,6 +90,8 @@ class RoutedResult:
     record: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     api: str | None = None
     """The payload shape the images were fitted and guarded for (None: the route's own)."""
+    client: ClientParts = field(default_factory=ClientParts)
+    """What the MCP client gets besides the model's text and images."""
 
     @property
     def description(self) -> DescriptionNote | None:
@@ -77,19 +104,35 @@ class RoutedResult:
 
     def to_mcp(self) -> dict[str, Any]:
         """The routed result as an MCP `CallToolResult` on the wire (camelCase JSON): one text
-        block with `text`, then an image block per attached image (native lane only).
+        block with `text`, an image block per attached image (native lane only), then the
+        blocks that pass as they came (`client.passed`), each with its annotations.
 
         For frameworks that take MCP results and render them themselves (openai-agents,
         an MCP proxy): `CallToolResult.model_validate(routed.to_mcp())` with either SDK
-        generation. Structured content is left out on purpose: it is already a JSON line in
-        the text, and some frameworks send only the structured content when it is present,
-        dropping the images."""
-        content: list[dict[str, Any]] = [{"type": "text", "text": self.text}]
-        content += [
-            {"type": "image", "data": image.base64, "mimeType": image.media_type}
-            for image in self.images
-        ]
-        return {"content": content, "isError": self.is_error}
+        generation. The routed structured content is there when the tool declares an output
+        schema (clients require it then); otherwise it is left out on purpose: it is already
+        a JSON line in the text, and some frameworks send only the structured content when it
+        is present, dropping the images."""
+        text: dict[str, Any] = {"type": "text", "text": self.text}
+        content: list[dict[str, Any]] = [with_annotations(text, self.client.text_annotations)]
+        notes = self.client.image_annotations
+        for position, image in enumerate(self.images):
+            block = {"type": "image", "data": image.base64, "mimeType": image.media_type}
+            content.append(
+                with_annotations(block, notes[position] if position < len(notes) else None)
+            )
+        content += [dict(block) for block in self.client.passed]
+        wire: dict[str, Any] = {"content": content, "isError": self.is_error}
+        if self.client.structured_output and self.structured_content is not None:
+            wire["structuredContent"] = self.structured_content
+        return wire
+
+
+def with_annotations(
+    block: dict[str, Any], annotations: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A wire block with `annotations` (wire shape) set, when there are any."""
+    return {**block, "annotations": dict(annotations)} if annotations else block
 
 
 def media_line(path: str) -> str:
@@ -103,12 +146,7 @@ def json_line(label: str, value: Any) -> str:
     The server's strings cannot start a line of their own (a `MEDIA:` line, say): JSON escapes
     the C0 controls, and the C1 controls, U+2028 and U+2029 are escaped here.
     """
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-    return f"{label}: {_RAW_LINE_BREAKS.sub(_escaped, text)}"
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+    return f"{label}: {json_text(value)}"
 
 
 def refuse_attached(execution: Mapping[str, Any], reasons: Mapping[int, str]) -> dict[str, Any]:

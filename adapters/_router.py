@@ -44,6 +44,9 @@ class Router:
     `cache` is the image cache (a directory or an `ImageCache`; default `$VISIONGATE_CACHE_DIR`
     or `~/.cache/visiongate/images`). `vision` is the auxiliary backend for the text lane's
     `describe`; by default it is built from the agent config's `auxiliary.vision`.
+    `image_tool` is the tool the model can call with a `MEDIA:` path to see an image that was
+    kept out (default `vision_analyze`, wired to `Router.vision_analyze`); the notes name it,
+    and None means the model has no such tool, so no note offers one.
     """
 
     def __init__(
@@ -52,8 +55,10 @@ class Router:
         *,
         cache: ImageCache | str | Path | None = None,
         vision: VisionBackend | None = None,
+        image_tool: str | None = "vision_analyze",
     ) -> None:
         self._gate = gate
+        self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
         self._backends: dict[tuple[str, str], VisionBackend] = {}
@@ -81,6 +86,7 @@ class Router:
         api: str | None = None,
         image_budget: int | None = None,
         max_edge_px: int | None = None,
+        output_schema: Mapping[str, Any] | None = None,
         trace: bool = True,
     ) -> RoutedResult:
         """Route an MCP tool result: the SDK's `CallToolResult` (1.x or 2.x), a wire dict
@@ -93,14 +99,17 @@ class Router:
         the payload shape you will render (default: the route's own); images are fitted and
         guarded for it before the record is written. `image_budget`: base64 characters the
         attached images may take together (they share it; a client's message cap), on top of
-        each image's own budget; `max_edge_px`: a further pixel ceiling per image. With
-        `trace=False` no record is written: write `routed.record` (with your additions)
-        yourself, as `Gate.decide(trace=False)` does."""
+        each image's own budget; `max_edge_px`: a further pixel ceiling per image.
+        `output_schema`: the tool's declared `outputSchema` (from `tools/list`): the routed
+        structured content is checked against it (`routed.client.schema_problem`, the record's
+        `structured_content`), `to_mcp()` carries it, and the text has no `structured
+        content:` line. With `trace=False` no record is written: write `routed.record` (with
+        your additions) yourself, as `Gate.decide(trace=False)` does."""
         checked = read_tool_result(result)
         context = self._context("mcp", provider, model, seen_hashes, api)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
-        routed = await route_mcp(checked, context, tool_name=tool_name)
+        routed = await route_mcp(checked, context, tool_name=tool_name, output_schema=output_schema)
         return self._traced(routed) if trace else routed
 
     async def mcp_text(
@@ -139,10 +148,17 @@ class Router:
         model: str,
         path: str | None = None,
         api: str | None = None,
+        image_budget: int | None = None,
+        max_edge_px: int | None = None,
+        trace: bool = True,
     ) -> RoutedResult:
-        """Route a `vision_analyze` call: the image and the question about it."""
+        """Route a `vision_analyze` call: the image and the question about it.
+        `image_budget`, `max_edge_px` and `trace` as for `mcp`."""
         context = self._context("vision_analyze", provider, model, api=api)
-        return self._traced(await route_vision_analyze(image, question, context, path=path))
+        if image_budget is not None or max_edge_px is not None:
+            context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
+        routed = await route_vision_analyze(image, question, context, path=path)
+        return self._traced(routed) if trace else routed
 
     def payload(
         self,
@@ -238,6 +254,7 @@ class Router:
             registry=self._gate.resolver.registry,
             delivery=delivery,
             screens=self._screens,
+            image_tool=self._image_tool,
         )
 
     def _traced(self, result: RoutedResult) -> RoutedResult:

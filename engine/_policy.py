@@ -14,6 +14,7 @@ from ._settings import (
     NativeSettings,
     SanitizeSettings,
     TextAction,
+    UserOnly,
     clamp_embed_target,
 )
 from ._vocabulary import FACT_NAMES, FACTS, Cell
@@ -169,6 +170,7 @@ def build_execution(section: Mapping[str, Any]) -> ExecutionSettings:
         text=MappingProxyType(cast(dict[str, TextAction], text)),
         keep_recent_images=section.get("keep_recent_images"),
         max_calls_per_image=section.get("max_calls_per_image"),
+        user_only=cast(UserOnly, section.get("user_only", defaults.user_only)),
     )
 
 

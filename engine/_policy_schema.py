@@ -7,7 +7,7 @@ from typing import Any
 
 from ._diagnostics import Diagnostic
 from ._validate import as_list, recode, strip_text
-from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS
+from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS, USER_ONLY
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 LINT_LEVELS = ("error", "warning", "info", "ignore")
@@ -81,6 +81,7 @@ EXECUTION_SCHEMA: dict[str, Any] = {
     },
     "keep_recent_images": {"type": "integer", "min": 1, "max": 1000},
     "max_calls_per_image": {"type": "integer", "min": 1, "max": 1000},
+    "user_only": {"type": "string", "allowed": list(USER_ONLY)},
 }
 
 SANITIZE_SCHEMA: dict[str, Any] = {

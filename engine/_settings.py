@@ -14,6 +14,7 @@ from typing import Final, Literal
 from ._vocabulary import SOURCES
 
 TextAction = Literal["reference", "describe"]
+UserOnly = Literal["pass", "reference", "withhold"]
 
 EMBED_TARGET_DEFAULT: Final = 262_144
 EMBED_TARGET_MIN: Final = 65_536
@@ -64,6 +65,11 @@ class ExecutionSettings:
     max_calls_per_image: int | None = None
     """The same image content is attached at most this many times in what a request carries;
     later attachments become a note. None: no limit."""
+    user_only: UserOnly = "pass"
+    """Tool output annotated for the user only (`audience: ["user"]`): `pass` gives it to the
+    MCP client with its annotations and the model only a note counting it; `reference` also
+    gives the model the `MEDIA:` paths of its images; `withhold` leaves it out of what the
+    client gets (for clients that hand the model everything, annotations or not)."""
 
     def native_for(self, source: str, embed_target_bytes: int | None = None) -> NativeSettings:
         """Native settings for a source; an `embed_target_bytes` from the agent config wins."""

@@ -35,6 +35,8 @@ SOURCES: Final[tuple[str, ...]] = ("mcp", "computer_use", "browser", "vision_ana
 
 # How the text lane is carried out for a source.
 TEXT_ACTIONS: Final[tuple[str, ...]] = ("reference", "describe")
+USER_ONLY: Final[tuple[str, ...]] = ("pass", "reference", "withhold")
+"""`execution.user_only`: what becomes of tool output annotated for the user only."""
 
 HIT_POLICIES: Final[tuple[str, ...]] = ("first", "unique")
 

@@ -20,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 ROOT = Path(__file__).resolve().parent.parent
 NPM_DIR = ROOT / "tests" / "npm"
 EVERYTHING = NPM_DIR / "node_modules" / ".bin" / "mcp-server-everything"
+FILESYSTEM = NPM_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
 HOSTILE = str(Path(__file__).parent / "_hostile_proxy.py")
 VISION = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
 TEXT_ONLY = ["--provider", "deepseek", "--model", "deepseek-chat"]
@@ -41,19 +42,27 @@ def proxy_env(home: Path) -> dict[str, str]:
 def everything_command() -> list[str]:
     """The reference server `@modelcontextprotocol/server-everything`, pinned in
     tests/npm/package.json; installed there (`npm ci`) when npm is here and it is not yet."""
-    if not EVERYTHING.exists():
+    return [str(_npm_server(EVERYTHING)), "stdio"]
+
+
+def filesystem_command(*roots: Path) -> list[str]:
+    """The reference server `@modelcontextprotocol/server-filesystem` (pinned in tests/npm)
+    serving `roots`."""
+    return [str(_npm_server(FILESYSTEM)), *(str(root) for root in roots)]
+
+
+def _npm_server(binary: Path) -> Path:
+    if not binary.exists():
         npm = shutil.which("npm")
         if npm is None:
-            pytest.skip(
-                "npm is not installed, so @modelcontextprotocol/server-everything cannot be"
-            )
+            pytest.skip(f"npm is not installed, so {binary.name} cannot be")
         subprocess.run(
             [npm, "ci", "--prefix", str(NPM_DIR), "--no-audit", "--no-fund"],
             check=True,
             capture_output=True,
             timeout=600,
         )
-    return [str(EVERYTHING), "stdio"]
+    return binary
 
 
 @asynccontextmanager

@@ -78,7 +78,7 @@ def test_text_resources_audio_and_user_only_text(tmp_path: Path) -> None:
     assert lines == [
         "[resource <mem://notes>]",
         "hello",
-        "[audio (audio/wav) omitted: audio does not reach the model]",
+        "[audio (audio/wav): passed on as it came; visiongate routes images only]",
     ]
 
 
@@ -118,7 +118,7 @@ def test_audio_and_blob_types_are_shown_only_when_well_formed(tmp_path: Path) ->
         ),
     )
     assert lines == [
-        "[audio (invalid media type) omitted: audio does not reach the model]",
+        "[audio (invalid media type): passed on as it came; visiongate routes images only]",
         "[resource <file:///r> (invalid media type) omitted: not text and not an image]",
     ]
 

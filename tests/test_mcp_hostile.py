@@ -80,7 +80,7 @@ def test_tags_in_every_field_reach_neither_payload_nor_record(tmp_path: Path) ->
     assert counts["fields"]["tag_chars"] > 0
     assert {"text", "meta", "structured_content", "resource_link"} <= set(counts)
     text = json.dumps(document["payload"], ensure_ascii=False)
-    assert "[audio (audio/wav) omitted" in text
+    assert "[audio (audio/wav): passed on as it came" in text
     assert "[resource link: r.png <file:///srv/r.png>, image/png: the chart]" in text
 
 

@@ -7,6 +7,7 @@ lane or an adversarial tool and checks the result, the payloads and the cache on
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import os
@@ -259,12 +260,26 @@ async def test_resource_link_stays_a_link(session: ClientSession, native_router:
 async def test_user_audience_is_not_shown_to_the_model(
     session: ClientSession, native_router: Router
 ) -> None:
+    """Issue 23: the user's text and image were deleted, and the model was handed the path of
+    an image meant for the user only. The client gets both with their annotations; the model
+    a note counting them, no path."""
     routed = await native_router.mcp(await call(session, "for_user"), **NATIVE)
-    assert routed.images == ()
-    assert "user-only" not in routed.text
+    assert routed.images == () and routed.media_paths == ()
+    assert "user-only" not in routed.text and "MEDIA:" not in routed.text
     assert "saved the preview for the user" in routed.text
-    assert "[image 1 not attached: it is for the user only (audience)]" in routed.text
-    assert len(routed.media_paths) == 1
+    assert "[2 part(s) of this result are for the user only (audience)" in routed.text
+    text, image = routed.client.passed
+    assert text == {
+        "type": "text",
+        "text": "(user-only: preview shown in the side panel)",
+        "annotations": {"audience": ["user"]},
+    }
+    assert image["type"] == "image" and image["annotations"] == {"audience": ["user"]}
+    assert base64.b64decode(image["data"]) == tile_png(21)
+    wire = CallToolResult.model_validate(routed.to_mcp())
+    assert [block.type for block in wire.content] == ["text", "text", "image"]
+    execution = routed.record["execution"]
+    assert execution["media_paths"] == [] and len(execution["user_media_paths"]) == 1
 
 
 async def test_plain_string_api_returns_the_text_half(

@@ -108,7 +108,7 @@ TOOLS: dict[str, tuple[dict[str, Any], Callable[[CallToolResult], bool]]] = {
     "echo": ({"message": "hello"}, lambda r: "Echo: hello" in text(r)),
     "get-annotated-message": (
         {"messageType": "success", "includeImage": True},
-        lambda r: "MEDIA:" in text(r) and not r.is_error,
+        lambda r: [b.type for b in r.content] == ["text", "text", "image"] and not r.is_error,
     ),
     "get-env": ({}, lambda r: "PATH" in text(r)),
     "get-resource-links": ({"count": 3}, lambda r: text(r).count("[resource link:") == 3),
@@ -143,6 +143,11 @@ TOOLS: dict[str, tuple[dict[str, Any], Callable[[CallToolResult], bool]]] = {
     "trigger-long-running-operation": ({"duration": 1, "steps": 2}, lambda r: not r.is_error),
     "trigger-url-elicitation": ({"url": "https://example.com/consent"}, lambda r: True),
     "simulate-research-query": ({"topic": "cats"}, lambda r: True),
+    # The proxy's own tool, listed last: a path it did not show the model is refused.
+    "visiongate_view_image": (
+        {"path": "MEDIA:/etc/passwd"},
+        lambda r: r.is_error and "is not an image this proxy showed you" in text(r),
+    ),
 }
 
 
@@ -164,6 +169,36 @@ async def test_each_tool_through_the_proxy(session: ClientSession, name: str) ->
     result = await session.call_tool(name, arguments)
     assert expected(result), result
     assert all(block.type in ("text", "image") for block in result.content)
+
+
+async def test_user_only_content_reaches_the_client_with_its_annotations(
+    session: ClientSession, home: Path
+) -> None:
+    """Issue 23: the client got a `MEDIA:` path and two notes, the annotations gone, so it had
+    nothing to show its user, and the model was handed the path of an image meant for the
+    user only. The client gets the blocks for the user as they came, annotations intact; the
+    model's text block keeps what its parts' annotations said, and names no user-only path."""
+    result = await session.call_tool(
+        "get-annotated-message", {"messageType": "error", "includeImage": True}
+    )
+    model, user_image = result.content
+    assert model.type == "text" and user_image.type == "image"
+    assert model.text.startswith("Error: Operation failed\n[1 part(s) of this result are for")
+    assert "MEDIA:" not in model.text
+    assert model.annotations is not None and model.annotations.priority == 1.0
+    assert model.annotations.audience == ["user", "assistant"]
+    assert user_image.annotations is not None and user_image.annotations.audience == ["user"]
+    assert user_image.annotations.priority == 0.5 and user_image.mime_type == "image/png"
+    success = await session.call_tool(
+        "get-annotated-message", {"messageType": "success", "includeImage": False}
+    )
+    note, for_user = success.content
+    assert "Operation completed" not in note.text and note.annotations is None
+    assert for_user.text == "Operation completed successfully"
+    assert for_user.annotations is not None and for_user.annotations.audience == ["user"]
+    records = [r for r in read_trace(home / "trace.jsonl") if r["execution"].get("user_only")]
+    assert records[-2]["execution"]["media_paths"] == []
+    assert len(records[-2]["execution"]["user_media_paths"]) == 1
 
 
 async def test_progress_of_a_long_operation_reaches_the_client(

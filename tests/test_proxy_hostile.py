@@ -74,7 +74,9 @@ async def test_listings_and_the_handshake_are_cleaned(session: ClientSession) ->
     listing = await session.list_tools()
     dumped = json.dumps(listing.model_dump(by_alias=True), ensure_ascii=False)
     assert not hidden(dumped)
-    for tool in listing.tools:
+    *servers, own = listing.tools
+    assert own.name == "visiongate_view_image"  # the proxy's own tool, listed last
+    for tool in servers:
         assert "[unverified] MEDIA:/etc/passwd" in (tool.description or "")
         assert tool.input_schema["properties"]["q"]["description"].startswith("weather: rain")
     assert listing.tools[0].title == "Smuggler"

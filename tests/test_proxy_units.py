@@ -16,6 +16,7 @@ from PIL import Image
 
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
+from visiongate.adapters.mcp._schemas import schema_problem
 from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
 from visiongate.adapters.proxy._jsonrpc import Lines, Oversized, parse, sniff_id
@@ -68,23 +69,57 @@ def test_cut_text_keeps_the_proxys_lines_and_the_start_of_the_servers() -> None:
     assert len(json.dumps(cut)) - 2 <= 2_000
 
 
-def test_fitting_cuts_text_then_drops_images_and_never_goes_over(tmp_path: Path) -> None:
+def test_fitting_cuts_text_asks_for_smaller_images_and_never_goes_over(tmp_path: Path) -> None:
     store = ImageCache(tmp_path)
     image = {"type": "image", "data": "A" * 40_000, "mimeType": "image/png"}
     result = {"content": [{"type": "text", "text": "y" * 200_000}, image], "isError": False}
     fitted = fit_call_response(1, result, 65_536, store)
-    assert len(fitted.message) <= 65_536
-    assert fitted.changes["text_chars"] == 200_000 and "images_dropped" not in fitted.changes
+    assert len(fitted.message) <= 65_536 and fitted.shortfall == 0
+    assert fitted.changes["text_chars"] == 200_000
     assert Path(fitted.changes["text_path"]).read_text() == "y" * 200_000
     crowded = {"content": [{"type": "text", "text": "z" * 10}, image, image], "isError": False}
     squeezed = fit_call_response(2, crowded, 65_536, store)
-    assert len(squeezed.message) <= 65_536 and squeezed.changes["images_dropped"] == 1
+    # Images are never dropped here (a structured copy would still name them): the caller
+    # routes again with smaller ones; meanwhile the answer is an error, never over the limit.
+    assert len(squeezed.message) <= 65_536 and squeezed.shortfall > 16_000
+    assert "2 image or audio block(s)" in json.loads(squeezed.message)["error"]["message"]
+
+
+def test_the_cut_note_says_how_many_bytes_were_left_out(tmp_path: Path) -> None:
+    """Issue 23: the README promised the count; the note named only the file."""
+    text = "é" * 100_000  # two bytes each in UTF-8
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    fitted = fit_call_response(1, result, 65_536, ImageCache(tmp_path))
+    sent = json.loads(fitted.message)["result"]["content"][0]["text"]
+    left_out = fitted.changes["text_bytes_left_out"]
+    kept, note = sent.rsplit("\n", 1)
+    assert len(kept.encode()) == 200_000 - left_out
+    assert f"{left_out:,} bytes of its text were left out" in note
+
+
+def test_structured_content_is_cut_never_dropped(tmp_path: Path) -> None:
+    """Issue 23: a large structured content was dropped, and SDK clients then rejected the
+    result of a tool with an output schema. Its text is cut instead, when the schema allows."""
+    store = ImageCache(tmp_path)
+    words = "some words " * 20_000
+    result = {
+        "content": [{"type": "text", "text": words}],
+        "structuredContent": {"content": words},
+        "isError": False,
+    }
+    schema = {"type": "object", "properties": {"content": {"type": "string"}}}
+    fitted = fit_call_response(1, result, 65_536, store, lambda v: schema_problem(schema, v))
+    sent = json.loads(fitted.message)["result"]
+    assert len(fitted.message) <= 65_536
+    kept = sent["structuredContent"]["content"]
+    assert kept.startswith("some words") and "bytes of this value were left out" in kept
+    assert json.loads(Path(fitted.changes["structured_path"]).read_text()) == {"content": words}
+    strict = {"type": "object", "properties": {"content": {"type": "string", "maxLength": 9}}}
+    refused = fit_call_response(2, result, 65_536, store, lambda v: schema_problem(strict, v))
+    message = json.loads(refused.message)["error"]["message"]
+    assert "the structured content the tool's output schema requires" in message
     unfit = {"content": [{"type": "text", "text": "z"}], "structuredContent": {"k": "v" * 90_000}}
-    answer = json.loads(fit_call_response(3, unfit, 65_536, store).message)
-    assert (
-        answer["result"]["content"][0]["text"] == "z"
-        and "structuredContent" not in answer["result"]
-    )
+    assert "error" in json.loads(fit_call_response(3, unfit, 65_536, store).message)
 
 
 def test_image_budget_leaves_the_text_its_room_at_most_half() -> None:
@@ -232,9 +267,8 @@ def test_the_readme_snippet_is_what_print_config_prints(
     assert code == 0 and printed == shown
 
 
-def test_a_record_never_claims_an_image_the_fitting_dropped(tmp_path: Path) -> None:
-    """Fitting dropped the last image to keep the text within the client's limit, and the
-    record still listed it under `execution.attached`: it says what was sent now."""
+def test_a_record_never_claims_an_image_the_fitting_refused(tmp_path: Path) -> None:
+    """An answer that became an error sends no image: the record says so."""
     from types import SimpleNamespace
 
     from visiongate.adapters.proxy._calls import undelivered
@@ -243,16 +277,8 @@ def test_a_record_never_claims_an_image_the_fitting_dropped(tmp_path: Path) -> N
     store = ImageCache(tmp_path)
     image = {"type": "image", "data": "A" * 40_000, "mimeType": "image/png"}
     crowded = {"content": [{"type": "text", "text": "z" * 10}, image, image], "isError": False}
-    fitted = fit_call_response(2, crowded, 65_536, store)
-    sent = json.loads(fitted.message)["result"]["content"]
     execution = {"attached": [{"index": 1}, {"index": 2}], "refused": []}
     target = SimpleNamespace(max_result_bytes=65_536)
-    told = undelivered(execution, fitted, target)
-    assert len(told["attached"]) == sum(block["type"] == "image" for block in sent) == 1
-    assert told["refused"] == [
-        {"index": 2, "reason": "not sent: dropped to keep the text within the client's limit "
-         "of 65,536 bytes per message"}
-    ]  # fmt: skip
     refused = Fitted(b"{}", {"refused": "70,000 bytes even after cutting"})  # an error sent
     gone = undelivered(execution, refused, target)
     assert gone["attached"] == [] and [item["index"] for item in gone["refused"]] == [1, 2]

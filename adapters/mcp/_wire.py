@@ -7,7 +7,7 @@ Nothing here imports an SDK, so the core runs next to whichever one the agent ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -24,6 +24,9 @@ __all__ = [
     "TextContents",
     "ToolResult",
     "UnknownBlock",
+    "annotations_wire",
+    "block_wire",
+    "merged_annotations",
 ]
 
 Meta: TypeAlias = Mapping[str, Any] | None
@@ -124,7 +127,7 @@ class ToolResult:
 
     def to_wire(self) -> dict[str, Any]:
         """The result as JSON on the wire (camelCase, `_meta`, absent fields left out)."""
-        wire: dict[str, Any] = {"content": [_block_wire(block) for block in self.content]}
+        wire: dict[str, Any] = {"content": [block_wire(block) for block in self.content]}
         if self.structured_content is not None:
             wire["structuredContent"] = self.structured_content
         if self.is_error:
@@ -141,7 +144,7 @@ def _with_meta(wire: dict[str, Any], meta: Meta) -> dict[str, Any]:
     return wire
 
 
-def _annotations_wire(annotations: Annotations | None) -> dict[str, Any] | None:
+def annotations_wire(annotations: Annotations | None) -> dict[str, Any] | None:
     if annotations is None:
         return None
     wire = {
@@ -152,7 +155,8 @@ def _annotations_wire(annotations: Annotations | None) -> dict[str, Any] | None:
     return {key: value for key, value in wire.items() if value is not None}
 
 
-def _block_wire(block: Block) -> dict[str, Any]:
+def block_wire(block: Block) -> dict[str, Any]:
+    """One content block as JSON on the wire, annotations and `_meta` included."""
     if isinstance(block, UnknownBlock):
         return {"type": block.type}
     if isinstance(block, EmbeddedBlock):
@@ -177,8 +181,30 @@ def _block_wire(block: Block) -> dict[str, Any]:
             "size": block.size,
             "icons": list(block.icons) if block.icons is not None else None,
         }
-    fields["annotations"] = _annotations_wire(block.annotations)
+    fields["annotations"] = annotations_wire(block.annotations)
     wire = {key: value for key, value in fields.items() if value is not None}
     if isinstance(wire.get("resource"), dict):
         wire["resource"] = {k: v for k, v in wire["resource"].items() if v is not None}
     return _with_meta(wire, block.meta)
+
+
+def merged_annotations(parts: Sequence[Annotations | None]) -> dict[str, Any] | None:
+    """What the annotations of several blocks say about the one block made of them (wire
+    shape), or None when none had any: the audiences joined (a part without one is for both;
+    none when no part named one), the highest priority, the latest modification time."""
+    if all(part is None for part in parts):
+        return None
+    audiences: set[str] = set()
+    for part in parts:
+        audience = part.audience if part is not None else None
+        audiences.update(audience if audience is not None else ("user", "assistant"))
+    if all(part is None or part.audience is None for part in parts):
+        audiences = set()
+    priorities = [p.priority for p in parts if p is not None and p.priority is not None]
+    times = [p.last_modified for p in parts if p is not None and p.last_modified is not None]
+    merged = Annotations(
+        audience=tuple(role for role in ("user", "assistant") if role in audiences) or None,
+        priority=max(priorities) if priorities else None,
+        last_modified=max(times) if times else None,
+    )
+    return annotations_wire(merged)

@@ -5,6 +5,8 @@ the server (`_upstream`: a child over stdio, or Streamable HTTP through the SDK'
 It forwards every message as it came except what it must change: the server's text surfaces
 are cleaned by the policy's `sanitize` rules (`_surfaces`), tool results are routed by the
 gate and fitted to the client's size limit (`_calls`, `_fit`), one decision record per call.
+`_tools` keeps what `tools/list` said (output schemas, widened where routing would break them)
+and lists the proxy's own tool (`_view`); `_own` sends the server the proxy's own requests.
 `_config` prints the client configuration snippets.
 """
 

@@ -5,9 +5,15 @@ A `tools/call` answer (or the `tasks/result` of a task that ran a tool) is route
 native lane attaches fitted images (sharing what the text leaves of the client's limit, each at
 or under the provider's many-image pixel limit), the text lane gives `MEDIA:` paths or
 descriptions. The client gets `RoutedResult.to_mcp()`: valid MCP content, whatever the server
-sent. Structured content is kept only for tools that declare an output schema (clients check
-it there); elsewhere it is a JSON line of the text, because some clients show only the
-structured content when it is present and drop the images.
+sent, with the blocks for the user (and audio) as they came. Structured content is routed like
+the content (the same images, fitted or as their `MEDIA:` paths) and is kept for tools that
+declare an output schema, checked against the schema the client was given (`tools/list`, where
+`mcp._schemas` widened what routing could break); elsewhere it is a JSON line of the text,
+because some clients show only the structured content when it is present and drop the images.
+An answer that still does not fit is routed again with its images fitted harder, and one that
+cannot be made to satisfy the schema becomes an error saying why.
+
+The proxy's own tool (`_view`) is listed on the last page of `tools/list` and answered here.
 
 Every call ends in one decision record, the library's schema plus a `proxy` object (server,
 transport, latency, bytes, what fitting changed, and what was cleaned elsewhere since the last
@@ -19,27 +25,35 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._cache import ImageCache
-from .._routed import refuse_attached
+from .._routed import RoutedResult, refuse_attached
 from .._router import Router
+from ..mcp._inline import inline_image_chars
+from ..mcp._schemas import Relaxed, schema_problem
 from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
-from ._surfaces import clean_error
+from ._surfaces import clean_error, clean_result
+from ._tools import ToolListing
+from ._view import VIEW_TOOL, ImageViews
 
 __all__ = ["Call", "CallRouter", "ProxyTarget"]
 
 MANY_IMAGE_EDGE_PX: Final = 2000
 """Anthropic's API rejects images over 2000 px once a request holds more than 20 images; a
 client's conversation keeps every image, so the proxy keeps each one at or under it."""
-_SCHEMAS_KEPT: Final = 10_000
 _INLINE_FIT_BYTES: Final = 256 * 1024
+_FIT_ATTEMPTS: Final = 3
+"""Routings of one result at most: as estimated, then twice with the images fitted harder."""
+_HARDER_MARGIN: Final = 16 * 1024
+_LISTING_PAGES: Final = 100
+Ask = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
 
 
 @dataclass(frozen=True)
@@ -66,28 +80,67 @@ class Call:
 class CallRouter:
     """Answers tool calls for one proxy session; the only state is what listings taught it."""
 
-    def __init__(self, router: Router, target: ProxyTarget, server: str, transport: str) -> None:
+    def __init__(
+        self,
+        router: Router,
+        target: ProxyTarget,
+        server: str,
+        transport: str,
+        *,
+        image_tool: bool = True,
+    ) -> None:
         self._router = router
         self._target = target
         self._server = server
         self._transport = transport
         self._store = ImageCache(router.cache.directory / "text")
-        self._output_schemas: dict[str, bool] = {}
+        self._tools = ToolListing(offer_view=image_tool)
+        self._ask: Ask | None = None
+        self._listing: asyncio.Task[None] | None = None
         self._elsewhere: dict[str, dict[str, int]] = {}
+        self._views = ImageViews() if image_tool else None
 
     @property
     def gate_sanitizer(self) -> Sanitizer:
         """A fresh sanitizer with the `sanitize` settings of the policy in force."""
         return Sanitizer(self._router.gate.compiled.policy.sanitize)
 
-    def learn_tools(self, listing: Any) -> None:
-        """Remember which tools declare an output schema (from a `tools/list` page)."""
-        tools = listing.get("tools") if isinstance(listing, Mapping) else None
-        for tool in tools if isinstance(tools, list) else ():
-            if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
-                if len(self._output_schemas) >= _SCHEMAS_KEPT:
-                    del self._output_schemas[next(iter(self._output_schemas))]
-                self._output_schemas[tool["name"]] = tool.get("outputSchema") is not None
+    def ask_upstream(self, ask: Ask) -> None:
+        """How to send the server a request of the proxy's own (`_own.OwnRequests.request`)."""
+        self._ask = ask
+
+    async def _learn_schema(self, tool: str | None) -> None:
+        """List the server's tools ourselves when `tool` was called before the client listed
+        it: whether it declares an output schema decides what a valid answer is. One listing
+        at a time; a tool still unknown after it declares none."""
+        if self._ask is None or tool is None or self._tools.knows(tool):
+            return
+        if self._listing is None or self._listing.done():
+            self._listing = asyncio.ensure_future(self._list_all(self._ask))
+        await asyncio.shield(self._listing)
+        self._tools.assume_unlisted(tool)
+
+    async def _list_all(self, ask: Ask) -> None:
+        cursor: Any = None
+        for _ in range(_LISTING_PAGES):
+            page = await ask("tools/list", {"cursor": cursor} if cursor is not None else {})
+            if page is None:
+                return
+            try:
+                self._tools.listed(clean_result("tools/list", page, self.gate_sanitizer))
+            except (ValueError, TypeError, RecursionError):
+                return  # a listing that cannot be read teaches nothing; the call goes on
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str):
+                return
+
+    def listed_tools(self, listing: Any) -> Any:
+        """A `tools/list` page as the client gets it (`_tools.ToolListing.listed`)."""
+        return self._tools.listed(listing)
+
+    def is_local(self, method: str, params: Any) -> bool:
+        """True for a `tools/call` of the proxy's own tool: answered here, not sent upstream."""
+        return method == "tools/call" and self._tools.is_local(params)
 
     def cleaned_elsewhere(self, counts: Mapping[str, Mapping[str, int]]) -> None:
         """Counts from listings, logs and requests, reported with the next record."""
@@ -111,41 +164,139 @@ class CallRouter:
 
     async def _routed(self, call: Call, result: Mapping[str, Any], raw_size: int) -> bytes:
         target = self._target
+        if result.get("structuredContent") is not None:
+            await self._learn_schema(call.tool)
+        schema = self._tools.schema(call.tool)
         budget = image_budget(result, raw_size, target.max_result_bytes)
-        try:
-            routed = await self._router.mcp(
-                result,
-                provider=target.provider,
-                model=target.model,
-                tool_name=call.tool,
-                image_budget=budget,
-                max_edge_px=target.max_edge_px,
-                trace=False,
+        attempts: list[int] = []
+        while True:
+            attempts.append(budget)
+            try:
+                routed = await self._router.mcp(
+                    result,
+                    provider=target.provider,
+                    model=target.model,
+                    tool_name=call.tool,
+                    image_budget=budget,
+                    max_edge_px=target.max_edge_px,
+                    output_schema=schema.schema if schema is not None else None,
+                    trace=False,
+                )
+            except InvalidToolResult as error:
+                return self._malformed(call, str(error), raw_size)
+            if routed.client.schema_problem is not None:
+                return self._unschematic(call, routed, result, schema, raw_size)
+            fitted = await self._fitted(call, routed, schema, raw_size)
+            if not (fitted.shortfall and routed.images and len(attempts) < _FIT_ATTEMPTS):
+                break
+            budget = max(
+                0, min(budget, _sent_image_chars(routed)) - fitted.shortfall - _HARDER_MARGIN
             )
-        except InvalidToolResult as error:
-            return self._malformed(call, str(error), raw_size)
-        wire = routed.to_mcp()
-        if routed.structured_content is not None and self._output_schemas.get(call.tool or ""):
-            wire["structuredContent"] = routed.structured_content
-        if routed.meta:
-            wire["_meta"] = dict(routed.meta)
-        routed_at = time.perf_counter()
-        fit = (call.request_id, wire, target.max_result_bytes, self._store)
-        # Fitting a large answer may encode megabytes and write the full text: off the loop.
-        # A small one costs microseconds, less than the hop to a thread.
-        large = raw_size > _INLINE_FIT_BYTES or bool(routed.images)
-        fitted = (
-            await asyncio.to_thread(fit_call_response, *fit) if large else fit_call_response(*fit)
-        )
-        extra: dict[str, Any] = {
-            "image_budget": budget,
-            "route_ms": _ms(routed_at - (call.answered or 0)),
-        }
+        if self._views is not None and "refused" not in fitted.changes:
+            self._views.remember(routed.media_paths)  # the paths the model was shown
+        extra = self._extra(call, attempts, schema)
         record = dict(routed.record)
         if fitted.changes:
             extra["fitted"] = dict(fitted.changes)
             record["execution"] = undelivered(record.get("execution"), fitted, target)
         self._write(record, call, raw_size, len(fitted.message), extra)
+        return fitted.message
+
+    async def _fitted(
+        self, call: Call, routed: RoutedResult, schema: Relaxed | None, raw_size: int
+    ) -> Fitted:
+        wire = routed.to_mcp()
+        if routed.meta:
+            wire["_meta"] = dict(routed.meta)
+        check = (lambda value: schema_problem(schema.schema, value)) if schema else None
+        fit = (call.request_id, wire, self._target.max_result_bytes, self._store, check)
+        # Fitting a large answer may encode megabytes and write the full text: off the loop.
+        # A small one costs microseconds, less than the hop to a thread.
+        if raw_size > _INLINE_FIT_BYTES or routed.images or routed.client.passed:
+            return await asyncio.to_thread(fit_call_response, *fit)
+        return fit_call_response(*fit)
+
+    def _extra(self, call: Call, attempts: list[int], schema: Relaxed | None) -> dict[str, Any]:
+        extra: dict[str, Any] = {
+            "image_budget": attempts[-1],
+            "route_ms": _ms(time.perf_counter() - (call.answered or 0)),
+        }
+        if len(attempts) > 1:
+            extra["image_budgets_tried"] = attempts
+        if schema is not None:
+            extra["output_schema"] = (
+                {"advertised": "relaxed", "relaxed": list(schema.changes)}
+                if schema.changes
+                else {"advertised": "as declared"}
+            )
+        return extra
+
+    def _unschematic(
+        self,
+        call: Call,
+        routed: RoutedResult,
+        result: Mapping[str, Any],
+        schema: Relaxed | None,
+        raw_size: int,
+    ) -> bytes:
+        """The error that stands in for a result that does not satisfy the tool's schema."""
+        assert schema is not None
+        problem = untrusted_line(routed.client.schema_problem or "", 300)
+        own = schema_problem(schema.schema, result.get("structuredContent"))
+        whose = (
+            f"the MCP server's own structured content does not satisfy the tool's output "
+            f"schema ({untrusted_line(own, 300)})"
+            if own is not None
+            else f"the routed structured content does not satisfy the tool's output schema "
+            f"({problem})"
+        )
+        answer = error_response(
+            call.request_id,
+            INTERNAL_ERROR,
+            f"visiongate proxy: `{untrusted_line(call.tool or '', 80)}`: {whose}; a result the "
+            "client would reject was not sent",
+        )
+        self.failed(call, "schema_mismatch", whose, {}, raw_size, len(answer))
+        return answer
+
+    async def answer_local(self, request_id: Any, params: Mapping[str, Any]) -> bytes:
+        """The answer to a `tools/call` of the proxy's own tool."""
+        assert self._views is not None
+        call = Call(request_id, VIEW_TOOL)
+        call.answered = call.started
+        viewed = await asyncio.to_thread(self._views.read, params.get("arguments"))
+        if viewed.problem is not None:
+            text = f"{VIEW_TOOL}: {viewed.problem}; pass a MEDIA: path from an earlier result"
+            answer = encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
+                }
+            )
+            self.failed(call, "refused", viewed.problem, {}, 0, len(answer))
+            return answer
+        target = self._target
+        routed = await self._router.vision_analyze(
+            viewed.data,
+            viewed.question,
+            provider=target.provider,
+            model=target.model,
+            path=viewed.path,
+            image_budget=image_budget({}, 4_096, target.max_result_bytes),
+            max_edge_px=target.max_edge_px,
+            trace=False,
+        )
+        fitted = await self._fitted(call, routed, None, len(viewed.data))
+        record = dict(routed.record)
+        if fitted.changes:
+            record["execution"] = undelivered(record.get("execution"), fitted, target)
+        extra = (
+            {"local_tool": VIEW_TOOL, "fitted": dict(fitted.changes)}
+            if fitted.changes
+            else {"local_tool": VIEW_TOOL}
+        )
+        self._write(record, call, 0, len(fitted.message), extra)
         return fitted.message
 
     def _error_answer(self, call: Call, error: Any, raw_size: int) -> bytes:
@@ -221,22 +372,24 @@ class CallRouter:
 
 
 def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
-    """The record's `execution` as the client really received it: images the fitting dropped
-    (the last ones), or all of them when the answer became an error, move from `attached` to
-    `refused` with the reason, so the record never claims pixels that were not sent."""
-    if not isinstance(execution, Mapping):
+    """The record's `execution` as the client really received it: when the answer became an
+    error, every attached image moves from `attached` to `refused` with the reason, so the
+    record never claims pixels that were not sent."""
+    if not isinstance(execution, Mapping) or "refused" not in fitted.changes:
         return execution
     count = len(execution.get("attached") or [])
-    dropped = count if "refused" in fitted.changes else fitted.changes.get("images_dropped", 0)
-    if not dropped:
+    if not count:
         return execution
-    why = (
-        "the whole answer was over"
-        if "refused" in fitted.changes
-        else "dropped to keep the text within"
+    reason = (
+        f"not sent: the whole answer was over the client's limit of "
+        f"{target.max_result_bytes:,} bytes per message"
     )
-    reason = f"not sent: {why} the client's limit of {target.max_result_bytes:,} bytes per message"
-    return refuse_attached(execution, dict.fromkeys(range(count - dropped, count), reason))
+    return refuse_attached(execution, dict.fromkeys(range(count), reason))
+
+
+def _sent_image_chars(routed: RoutedResult) -> int:
+    """Base64 characters of every image copy the routed answer carries."""
+    return inline_image_chars(routed.to_mcp())[1]
 
 
 def _ms(seconds: float) -> float:

@@ -1,22 +1,35 @@
 """Keep every message the proxy forwards under the client's size limit.
 
-A routed tool result is one text block and the attached images (`RoutedResult.to_mcp`). The
-images were fitted first, sharing what the text leaves of the limit (`image_budget`); if the
-answer is still too large, the text is cut: the proxy's own short lines (`MEDIA:` paths and
-`[...]` notes) are kept, the server's text keeps its start, and one note says how much was
-left out and which file holds the whole text (written 0600 in the cache). Structured content
-and `_meta` that are large go first: the text carries both as JSON lines, and is cut with them.
-Images are dropped (last first) only if the text still has no room; an answer that cannot be
-brought under the limit at all becomes a JSON-RPC error. No message over the limit is sent.
+A routed tool result is one text block, the attached images and the blocks passed as they
+came (`RoutedResult.to_mcp`), with the routed structured content for a tool that declares an
+output schema. The images were fitted first, sharing what the text leaves of the limit
+(`image_budget`, which counts every copy of an image: a content block and its copy in the
+structured content). If the answer is still too large:
+
+1. a large `_meta` is left out (the text carries it as a JSON line);
+2. the text is cut: the proxy's own short lines (`MEDIA:` paths and `[...]` notes) are kept,
+   the server's text keeps its start, and one note says how many bytes were left out and
+   which file holds the whole text (written 0600 in the cache);
+3. the longest strings of the structured content are cut the same way (never an image's
+   base64), if the result still satisfies the tool's output schema; structured content is
+   never dropped, since clients reject a result of such a tool without it. When it alone
+   takes more than half the limit (a file reader's text twice) it is cut to half first, so
+   the text copy keeps the other half;
+4. if the text still has less than `MIN_TEXT_BYTES` of room, or the answer is still over,
+   `Fitted.shortfall` says by how much, and the caller routes the result again with the
+   images fitted harder (so the content and structured copies stay the same images);
+5. an answer that cannot be brought under the limit at all becomes a JSON-RPC error that
+   says why. No message over the limit is sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._cache import ImageCache
+from ..mcp._inline import inline_image_chars
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 
 __all__ = ["Fitted", "cut_text", "fit_call_response", "image_budget", "over_limit_error"]
@@ -30,10 +43,15 @@ IMAGE_NOTE_BYTES: Final = 400
 IMAGE_BLOCK_BYTES: Final = 64
 """Per image block: its keys, type and media type."""
 MIN_TEXT_BYTES: Final = 4_096
-"""Below this much room for text, attached images give theirs up (last first)."""
+"""Below this much room for text, attached images are fitted harder."""
 LARGE_FIELD_FRACTION: Final = 8
-"""Structured content or `_meta` over 1/8 of the limit leaves the answer when it is too large."""
+"""`_meta` over 1/8 of the limit leaves the answer when it is too large."""
 _PROTECTED_CHARS: Final = 1_000
+_CUT_MIN_CHARS: Final = 256
+"""Strings of the structured content shorter than this are never cut."""
+
+Check = Callable[[Any], str | None]
+"""Why a structured content does not satisfy the tool's output schema, or None."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,9 @@ class Fitted:
 
     message: bytes
     changes: Mapping[str, Any] = field(default_factory=dict)
+    shortfall: int = 0
+    """Bytes the attached images should give up: the text had too little room, or the answer
+    did not fit at all (then `message` is the error that stands in for it)."""
 
 
 def image_budget(result: Mapping[str, Any], raw_size: int, limit: int) -> int:
@@ -54,93 +75,176 @@ def image_budget(result: Mapping[str, Any], raw_size: int, limit: int) -> int:
 
 
 def _image_payload(result: Mapping[str, Any]) -> tuple[int, int]:
-    """How many image-like payloads the result holds, and their base64 characters."""
-    count = chars = 0
-    content = result.get("content")
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
-            continue
-        data = block.get("data")
-        resource = block.get("resource")
-        if block.get("type") == "image" and isinstance(data, str):
-            count, chars = count + 1, chars + len(data)
-        elif isinstance(resource, Mapping) and isinstance(resource.get("blob"), str):
-            count, chars = count + 1, chars + len(resource["blob"])
+    """How many image-like payloads the result holds (its blocks, the structured content and
+    `_meta`, at any depth), and their base64 characters."""
+    count, chars = inline_image_chars(result.get("content"))
+    for key in ("structuredContent", "_meta"):
+        more, more_chars = inline_image_chars(result.get(key))
+        count, chars = count + more, chars + more_chars
     return count, chars
 
 
 def fit_call_response(
-    request_id: Any, result: dict[str, Any], limit: int, store: ImageCache
+    request_id: Any,
+    result: dict[str, Any],
+    limit: int,
+    store: ImageCache,
+    check: Check | None = None,
 ) -> Fitted:
     """The JSON-RPC answer carrying `result` (a routed `tools/call` result: one text block,
-    then images), at most `limit` bytes. Blocking (it may write the full text): call it in a
-    thread."""
+    then images), at most `limit` bytes. `check` validates a structured content that was cut.
+    Blocking (it may write the full text): call it in a thread."""
     changes: dict[str, Any] = {}
     message = _answer(request_id, result)
     if len(message) <= limit:
         return Fitted(message)
-    result = _without_large_fields(result, limit, changes)
+    result = _without_large_meta(result, limit, changes)
     message = _answer(request_id, result)
+    shortfall = 0
+    structured = result.get("structuredContent")
+    half = limit // 2
+    if len(message) > limit and structured is not None and len(encode(structured)) > half:
+        # Both copies too large (a file reader's text twice): each keeps half the room, so
+        # the model reads the start of the text whichever copy its client hands it.
+        over = len(encode(structured)) - half
+        result = _with_structured_cut(result, over, limit, store, changes, check)
+        message = _answer(request_id, result)
     if len(message) > limit:
-        result = _with_text_cut(request_id, result, len(message), limit, store, changes)
+        result, shortfall = _with_text_cut(result, len(message), limit, store, changes)
+        message = _answer(request_id, result)
+    if len(message) > limit and result.get("structuredContent") is not None:
+        result = _with_structured_cut(result, len(message) - limit, limit, store, changes, check)
         message = _answer(request_id, result)
     if len(message) > limit:
         changes["refused"] = f"{len(message)} bytes even after cutting"
-        return Fitted(over_limit_error(request_id, "tools/call", len(message), limit), changes)
+        error = over_limit_error(request_id, "tools/call", len(message), limit, _why(result))
+        return Fitted(error, changes, max(shortfall, len(message) - limit + MIN_TEXT_BYTES))
     changes["bytes"] = len(message)
-    return Fitted(message, changes)
+    return Fitted(message, changes, shortfall)
+
+
+def _why(result: Mapping[str, Any]) -> str:
+    content = result.get("content") or []
+    images = sum(
+        1 for block in content if isinstance(block, Mapping) and block.get("type") != "text"
+    )
+    parts = [f"{images} image or audio block(s)"] if images else []
+    if result.get("structuredContent") is not None:
+        parts.append("the structured content the tool's output schema requires")
+    return " and ".join(parts)
 
 
 def _answer(request_id: Any, result: Mapping[str, Any]) -> bytes:
     return encode({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
-def _without_large_fields(
+def _without_large_meta(
     result: dict[str, Any], limit: int, changes: dict[str, Any]
 ) -> dict[str, Any]:
-    trimmed = dict(result)
-    for key in ("structuredContent", "_meta"):
-        if key in trimmed and len(encode(trimmed[key])) > limit // LARGE_FIELD_FRACTION:
-            del trimmed[key]
-            changes.setdefault("fields_left_out", []).append(key)
-    return trimmed
+    if "_meta" in result and len(encode(result["_meta"])) > limit // LARGE_FIELD_FRACTION:
+        changes["fields_left_out"] = ["_meta"]
+        return {key: value for key, value in result.items() if key != "_meta"}
+    return result
 
 
 def _with_text_cut(
-    request_id: Any,
-    result: dict[str, Any],
-    size: int,
-    limit: int,
-    store: ImageCache,
-    changes: dict[str, Any],
-) -> dict[str, Any]:
+    result: dict[str, Any], size: int, limit: int, store: ImageCache, changes: dict[str, Any]
+) -> tuple[dict[str, Any], int]:
+    """`result` with its text cut to the room the rest leaves, and how many bytes the images
+    should give up for the text to keep `MIN_TEXT_BYTES` (0 when it has them)."""
     content = list(result.get("content") or [])
     text = content[0].get("text", "") if content and isinstance(content[0], dict) else ""
     others = size - len(encode(text))
-    while len(content) > 1 and limit - others - NOTE_BYTES < MIN_TEXT_BYTES:
-        dropped = content.pop()
-        others -= len(encode(dropped)) + 1
-        changes["images_dropped"] = changes.get("images_dropped", 0) + 1
+    room = limit - others - 2
+    shortfall = max(0, MIN_TEXT_BYTES + NOTE_BYTES - room) if len(content) > 1 else 0
     saved = store.write(text.encode("utf-8"), None, extension=".txt")
-    note = _note(changes.get("images_dropped", 0), limit, str(saved.path))
-    kept = cut_text(text, max(0, limit - others - 2), note)
-    changes.update(
-        text_chars=len(text), text_chars_kept=len(kept) - len(note), text_path=str(saved.path)
-    )
+    kept, left_out = cut_with_note(text, max(0, room), lambda n: _note(n, limit, str(saved.path)))
+    changes.update(text_chars=len(text), text_bytes_left_out=left_out, text_path=str(saved.path))
     content[0] = {**content[0], "text": kept}
-    return {**result, "content": content}
+    return {**result, "content": content}, shortfall
 
 
-def _note(images_dropped: int, limit: int, path: str) -> str:
-    dropped = (
-        f"; {images_dropped} attached image(s) were dropped too (their MEDIA: lines stay)"
-        if images_dropped
-        else ""
-    )
+def _note(left_out: int, limit: int, path: str) -> str:
     return (
         f"[visiongate: this result was cut to fit the client's limit of {limit:,} bytes per "
-        f"message{dropped}; the full text is in the file {path}]"
+        f"message: {left_out:,} bytes of its text were left out; the full text is in the file "
+        f"{path}]"
     )
+
+
+def cut_with_note(text: str, room: int, note: Callable[[int], str]) -> tuple[str, int]:
+    """`text` cut into `room` JSON bytes with `note(bytes left out)` where it was cut, and the
+    number of UTF-8 bytes left out. The note is sized for the most that could be left out, so
+    the real one (never longer) fits."""
+    total = len(text.encode("utf-8"))
+    marker = note(total)
+    kept = cut_text(text, room, marker)
+    joined = f"\n{marker}" if f"\n{marker}" in kept else marker
+    left_out = max(0, total - len(kept.replace(joined, "", 1).encode("utf-8")))
+    return kept.replace(marker, note(left_out), 1), left_out
+
+
+def _with_structured_cut(
+    result: dict[str, Any],
+    over: int,
+    limit: int,
+    store: ImageCache,
+    changes: dict[str, Any],
+    check: Check | None,
+) -> dict[str, Any]:
+    """`result` with the longest strings of its structured content cut until it is `over`
+    bytes smaller, if the cut content still satisfies the output schema (`check`)."""
+    structured = result["structuredContent"]
+    saved = changes.get("structured_path") or str(
+        store.write(encode(structured), None, extension=".json").path
+    )  # the first cut saves the whole value; a second cut keeps that file
+    cut, left_out = structured, changes.get("structured_bytes_left_out", 0)
+    for path, value in sorted(_cuttable(structured), key=lambda item: -len(item[1])):
+        if over <= 0:
+            break
+        room = max(0, _json_size(value) - over - NOTE_BYTES)
+        shorter, dropped = cut_with_note(value, room, lambda n: _value_note(n, limit, saved))
+        over -= _json_size(value) - _json_size(shorter)
+        left_out += dropped
+        cut = _replaced(cut, path, shorter)
+    problem = check(cut) if check is not None else None
+    if problem is not None:
+        changes["structured_cut_refused"] = problem
+        return result
+    changes.update(structured_bytes_left_out=left_out, structured_path=saved)
+    return {**result, "structuredContent": cut}
+
+
+def _value_note(left_out: int, limit: int, path: str) -> str:
+    return (
+        f"[visiongate: {left_out:,} bytes of this value were left out to fit the client's "
+        f"limit of {limit:,} bytes per message; the full structured content is in the file "
+        f"{path}]"
+    )
+
+
+def _cuttable(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    """Long strings that are text: not base64, not a data URL (an image cut in half is no
+    image)."""
+    if isinstance(value, str):
+        text = len(value) >= _CUT_MIN_CHARS and not value.startswith("data:")
+        return [(path, value)] if text and any(char in value for char in " \n\t") else []
+    if isinstance(value, Mapping):
+        return [found for key, item in value.items() for found in _cuttable(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _cuttable(item, (*path, i))]
+    return []
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, Mapping):
+        return {**value, head: _replaced(value[head], rest, new)}
+    items = list(value)
+    items[head] = _replaced(items[head], rest, new)
+    return items
 
 
 def cut_text(text: str, room: int, note: str) -> str:
@@ -198,11 +302,15 @@ def _head(line: str, budget: int) -> str:
     return line[:low]
 
 
-def over_limit_error(request_id: Any, method: str, size: int, limit: int) -> bytes:
-    """The JSON-RPC error that stands in for an answer the client could not take."""
+def over_limit_error(
+    request_id: Any, method: str, size: int, limit: int, holding: str = ""
+) -> bytes:
+    """The JSON-RPC error that stands in for an answer the client could not take; `holding`
+    says what could not be cut further."""
+    why = f": even with its text cut, {holding} do not fit" if holding else ""
     return error_response(
         request_id,
         INTERNAL_ERROR,
         f"visiongate proxy: the MCP server's `{method}` answer of {size:,} bytes is over the "
-        f"client's limit of {limit:,} bytes per message (--max-result-bytes)",
+        f"client's limit of {limit:,} bytes per message (--max-result-bytes){why}",
     )

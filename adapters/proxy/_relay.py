@@ -1,6 +1,7 @@
 """The relay: JSON-RPC between the client and the server, changed only where it must be.
 
-Ids pass through as they are: the proxy sends no request of its own, so the client's ids are
+Ids pass through as they are: the proxy's only requests of its own (a `tools/list` when a
+tool is called before it was listed, `_own`) use ids no client sends, so the client's ids are
 unique upstream and the server's are unique downstream. Each message is parsed once; a message
 nothing needs to change (a request, a client's answer, a list-changed notification, a method
 this version does not know) is forwarded as the bytes it came in. What the server sends is
@@ -48,6 +49,7 @@ from ._jsonrpc import (
     parse,
     sniff_id,
 )
+from ._own import OwnRequests
 from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
 from ._upstream import Upstream, UpstreamClosed
 
@@ -102,6 +104,8 @@ class Relay:
         """Requests past their deadline, from the loop's timers to `_deadline_loop`."""
         self._answers: TaskGroup | None = None
         self._readers: TaskGroup | None = None
+        self._own = OwnRequests(upstream.send, timeout)
+        calls.ask_upstream(self._own.request)
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
@@ -146,6 +150,9 @@ class Relay:
                 code = PARSE_ERROR if message.problem.startswith("not JSON") else INVALID_REQUEST
                 await self._to_client(error_response(message.id, code, message.problem))
             return
+        if message.kind == "request" and self._calls.is_local(message.method, message.params):
+            self._start(self._local_call, message)
+            return
         if message.kind == "request" and not self._track(message):
             return
         if message.kind == "notification" and message.method == "notifications/cancelled":
@@ -174,6 +181,16 @@ class Relay:
         timer = asyncio.get_running_loop().call_later(self._timeout, self._deadline_passed, key)
         self._pending[key] = _Pending(method, message.id, timer, call)
         return True
+
+    async def _local_call(self, message: Message) -> None:
+        """A call of the proxy's own tool, answered here (`_calls`), never sent upstream."""
+        try:
+            answer = await self._calls.answer_local(message.id, message.params)
+        except Exception as error:
+            problem = untrusted_line(f"{type(error).__name__}: {error}", 300)
+            log(f"could not answer a call of the proxy's own tool: {problem}")
+            answer = error_response(message.id, INTERNAL_ERROR, f"visiongate proxy: {problem}")
+        await self._to_client(answer)
 
     def _tool_of(self, method: str, params: Mapping[str, Any]) -> str | None:
         if method == "tools/call":
@@ -238,6 +255,8 @@ class Relay:
             await self._upstream_malformed(message)
 
     async def _answer(self, message: Message, size: int) -> None:
+        if self._own.deliver(message.key, message.body):
+            return  # it answers the proxy's own request (`_own`), not the client's
         pending = self._take(message.key)
         if pending is None:
             log(f"an answer to no request in flight (id {_shown(message.id)}) was dropped")
@@ -277,7 +296,7 @@ class Relay:
             else:
                 result = clean_result(method, body.get("result"), sanitizer)
                 if method == "tools/list":
-                    self._calls.learn_tools(result)
+                    result = self._calls.listed_tools(result)
                 cleaned = body if result is body.get("result") else {**body, "result": result}
         except UNREADABLE as error:
             # Fail closed: what cannot be cleaned is not forwarded.
@@ -389,6 +408,7 @@ class Relay:
         status = await self._up.exit_status()
         exited = f"exited with status {status}" if status is not None else "closed the connection"
         log(f"the MCP server `{self._up.label}` {exited}; stopping so the client can restart us")
+        self._own.close()
         pending, self._pending = list(self._pending.values()), {}
         for item in pending:
             if item.timer is not None:

@@ -33,6 +33,8 @@ class ProxyOptions:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     watch_policy: bool = False
     """Reload the policy file before each tool call (and poll it): edits apply to the next."""
+    image_tool: bool = True
+    """Offer the proxy's own tool for images kept out (`visiongate_view_image`)."""
 
 
 async def serve(
@@ -43,7 +45,13 @@ async def serve(
     downstream = await open_downstream(options.max_message_bytes, input_fd, output_fd)
     try:
         async with _upstream(options) as upstream:
-            calls = CallRouter(router, options.target, upstream.label, upstream.transport)
+            calls = CallRouter(
+                router,
+                options.target,
+                upstream.label,
+                upstream.transport,
+                image_tool=options.image_tool,
+            )
             relay = Relay(
                 downstream,
                 upstream,

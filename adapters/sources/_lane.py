@@ -76,6 +76,15 @@ class LaneContext:
     message cap); each image also keeps within its own budget. None: per image only."""
     max_edge_px: int | None = None
     """A further ceiling on each image's long edge (a provider's many-image limit)."""
+    image_tool: str | None = "vision_analyze"
+    """The tool the model can call with a `MEDIA:` path to see an image kept out (the agent's
+    `vision_analyze`, the proxy's own tool); None: there is none, and no note offers one."""
+
+    def ask_tool(self, what: str = "it") -> str:
+        """The end of a note on an image kept out: how the model can see `what`, if it can."""
+        if self.image_tool is None:
+            return ""
+        return f"; to see {what}, call {self.image_tool} with its MEDIA: path"
 
     @property
     def resolved(self) -> ResolvedFacts:
@@ -178,6 +187,7 @@ class LaneContext:
             question=question,
             memory=self.screens,
             stream=stream,
+            image_tool=self.image_tool,
         )
 
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,29 +14,39 @@ Choices an agent developer should know:
   its images stay as paths and none is processed. Text lane: `reference` leaves the paths,
   `describe` asks the auxiliary backend about up to `max_images` of them, and each
   description comes before the tool's own text, marked with the image it describes.
-- Blocks whose `annotations.audience` leaves out the assistant are not for the model: their
-  text is left out and their images are cached (so the user's surface can show them) but
-  never attached nor described.
+- Blocks whose `annotations.audience` leaves out the assistant are not for the model: the
+  client gets them with their annotations (`execution.user_only`), the model a note counting
+  them; their images are cached but never attached, described or (unless `reference`) named.
 - An `is_error` result stays text: its images are cached and referenced, never attached.
-- `structured_content` and the model-facing `_meta` are sanitized, kept on the result and
-  written as JSON lines into the text (structured content only when no text block holds it).
+- `structured_content` is a second copy of the result and gets the same lane (`mcp._copies`):
+  an image in it carries the same fitted bytes as the attached image, or the line the model
+  reads for it (its `MEDIA:` path) in place of the base64; the server's `MEDIA:` lines in it
+  are marked. With the tool's `output_schema`, the copy is checked against it and goes to the
+  client (`to_mcp`); without one it is a JSON line of the text (only when no text block holds
+  it), images as references. `_meta` likewise, never with pixels.
+- Text blobs are read as text; audio passes to the client as it came.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
+from ..mcp._edge import read_tool_result
+from ..mcp._text import decoded_text_blobs
 from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
 from ._lane import LaneContext, attached_summary, description_block, image_label
+from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
+from ._user import user_parts
 
 __all__ = ["route_mcp"]
 
@@ -57,22 +67,41 @@ class _Outcome:
         self.notes.append(f"[image {found.index} not attached: {reason}]")
         self.refused.append({"index": found.index, "reason": reason})
 
+    def attached_by_index(self) -> dict[int, ProcessedImage]:
+        return {
+            done["index"]: image for done, image in zip(self.attached, self.images, strict=True)
+        }
+
 
 async def route_mcp(
-    result: object, context: LaneContext, *, tool_name: str | None = None
+    result: object,
+    context: LaneContext,
+    *,
+    tool_name: str | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> RoutedResult:
     """Route one MCP tool result for the decision in `context`; raises `InvalidToolResult`
-    (a `ValueError` naming the first bad field) when `result` is not shaped like one."""
+    (a `ValueError` naming the first bad field) when `result` is not shaped like one.
+    `output_schema`: the tool's declared one; the routed structured content is checked
+    against it and handed to the client."""
     sanitizer = context.sanitizer()
-    clean = sanitize_call_tool_result(result, sanitizer)
-    read = await asyncio.to_thread(read_result, clean, context.cache)
-    outcome = await _carry_out(read, clean.is_error, context)
+    clean = sanitize_call_tool_result(decoded_text_blobs(read_tool_result(result)), sanitizer)
+    user_only = context.execution.user_only
+    read = await asyncio.to_thread(read_result, clean, context.cache, user_only)
+    declared = output_schema is not None
+    shares = Shares.of(read, context.result_budget, declared)
+    user = await user_parts(read, context, shares.user)
+    outcome = await _carry_out(read, clean.is_error, shares.for_model(context, user))
     described, marked = _descriptions(outcome, sanitizer)
-    unverified = read.unverified_media_lines + marked
-    text = _compose(read, outcome, clean, described)
-    paths = tuple(found.path for found in read.images if found.path is not None)
-    execution = _execution(read, outcome, paths, clean.is_error, tool_name)
-    execution["unverified_media_lines"] = unverified
+    copies = Copies.of(read, outcome.attached_by_index())
+    text = _compose(read, outcome, clean, described, copies, declared)
+    problem = schema_check(output_schema, copies.structured, clean)
+    execution = _execution(read, outcome, clean.is_error, tool_name)
+    execution |= {
+        "unverified_media_lines": read.unverified_media_lines + marked,
+        "structured_content": structured_record(read, declared, problem),
+        "user_only": {"mode": user_only, "parts": read.hidden_texts, "images": user.images},
+    }
     return RoutedResult(
         source=context.source,
         lane=context.lane,
@@ -80,13 +109,22 @@ async def route_mcp(
         route=context.route,
         images=tuple(outcome.images),
         descriptions=tuple(outcome.descriptions),
-        structured_content=clean.structured_content,
-        meta=clean.meta,
+        structured_content=copies.structured,
+        meta=copies.meta,
         is_error=clean.is_error,
-        media_paths=paths,
+        media_paths=_model_paths(read),
         tool_name=tool_name,
         record=context.record(execution, sanitizer.counts()),
         api=context.payload_api,
+        client=client_parts(read, outcome.attached, user, declared, problem),
+    )
+
+
+def _model_paths(read: ReadResult) -> tuple[str, ...]:
+    """The `MEDIA:` paths the model is shown (a user-only image's only with `reference`)."""
+    shown = read.user_only == "reference"
+    return tuple(
+        found.path for found in read.images if found.path is not None and (found.for_model or shown)
     )
 
 
@@ -108,22 +146,23 @@ async def _carry_out(read: ReadResult, is_error: bool, context: LaneContext) -> 
     if is_error:
         return _error_result(read)
     if context.lane == "native" and context.delivery == "string":
-        return _string_caller(read)
+        return _string_caller(read, context)
     if context.lane == "native":
         return await _native(read, context)
     if context.text_action == "describe":
         return await _describe(read, context)
-    return _reference(read)
+    return _reference(read, context)
 
 
 def _usable(read: ReadResult, outcome: _Outcome) -> list[FoundImage]:
-    """Images that may reach the model; the others are recorded as refused here."""
+    """Images that may reach the model; the others are recorded as refused here (a user-only
+    image without a note: the note on the user's parts covers it)."""
     usable = []
     for found in read.images:
-        if found.problem is not None:
+        if not found.for_model:
+            outcome.refused.append({"index": found.index, "reason": "for the user only (audience)"})
+        elif found.problem is not None:
             outcome.refused.append({"index": found.index, "reason": found.problem})
-        elif not found.for_model:
-            outcome.refuse(found, "it is for the user only (audience)")
         else:
             usable.append(found)
     return usable
@@ -142,12 +181,12 @@ async def _native(read: ReadResult, context: LaneContext) -> _Outcome:
     if not usable:
         return outcome
     batch = await context.attach([found.data for found in usable])
-    _apply_batch(batch, usable, outcome, context.native_settings.max_images)
+    _apply_batch(batch, usable, outcome, context)
     return outcome
 
 
 def _apply_batch(
-    batch: BatchResult, usable: list[FoundImage], outcome: _Outcome, max_images: int
+    batch: BatchResult, usable: list[FoundImage], outcome: _Outcome, context: LaneContext
 ) -> None:
     for position, image in zip(batch.attached_indexes, batch.attached, strict=True):
         found = usable[position]
@@ -160,31 +199,28 @@ def _apply_batch(
         outcome.refuse(usable[position], refused.reason)
     for position, skipped in batch.skipped:
         outcome.refuse(usable[position], skipped.note)
+    most = context.native_settings.max_images
     for position in batch.not_tried:
         outcome.refuse(
-            usable[position],
-            f"at most {max_images} images are attached per result; "
-            "call vision_analyze with its MEDIA: path to see it",
+            usable[position], f"at most {most} images are attached per result{context.ask_tool()}"
         )
 
 
-def _string_caller(read: ReadResult) -> _Outcome:
+def _string_caller(read: ReadResult, context: LaneContext) -> _Outcome:
     """The native lane for a caller that takes a string: no pixels can go, so none is fitted."""
     outcome = _Outcome("reference")
     for found in _usable(read, outcome):
         outcome.refuse(
-            found,
-            "this caller takes text only, which cannot carry pixels; "
-            "call vision_analyze with its MEDIA: path to see it",
+            found, f"this caller takes text only, which cannot carry pixels{context.ask_tool()}"
         )
     return outcome
 
 
-def _reference(read: ReadResult) -> _Outcome:
+def _reference(read: ReadResult, context: LaneContext) -> _Outcome:
     outcome = _Outcome("reference")
     usable = _usable(read, outcome)
     if usable:
-        outcome.notes.append(_kept_out_note(len(usable)))
+        outcome.notes.append(_kept_out_note(len(usable), context))
     return outcome
 
 
@@ -200,27 +236,34 @@ async def _describe(read: ReadResult, context: LaneContext) -> _Outcome:
             {"index": found.index, "ok": note.ok, "backend": note.backend, "reason": note.reason}
         )
     if usable[limit:]:
-        outcome.notes.append(_kept_out_note(len(usable) - limit))
+        outcome.notes.append(_kept_out_note(len(usable) - limit, context))
     return outcome
 
 
-def _kept_out_note(count: int) -> str:
+def _kept_out_note(count: int, context: LaneContext) -> str:
     return (
-        f"[{count} image(s) kept out of the conversation (text lane); to learn what one shows, "
-        "call vision_analyze with its MEDIA: path]"
+        f"[{count} image(s) kept out of the conversation (text lane)"
+        f"{context.ask_tool('what one shows')}]"
     )
 
 
-def _compose(read: ReadResult, outcome: _Outcome, clean: ToolResult, described: list[str]) -> str:
+def _compose(
+    read: ReadResult,
+    outcome: _Outcome,
+    clean: ToolResult,
+    described: list[str],
+    copies: Copies,
+    declared: bool,
+) -> str:
     lines = [*described, *read.lines]
     if read.hidden_texts:
-        lines.append(hidden_note(read.hidden_texts))
+        lines.append(hidden_note(read.hidden_texts, read.user_only))
     lines += outcome.notes
     structured = clean.structured_content
-    if structured is not None and not _text_carries(clean, structured):
-        lines.append(json_line("structured content", structured))
-    if clean.meta:
-        lines.append(json_line("_meta", clean.meta))
+    if structured is not None and not declared and not _text_carries(clean, structured):
+        lines.append(json_line("structured content", copies.structured_text))
+    if copies.meta:
+        lines.append(json_line("_meta", copies.meta))
     return "\n".join(lines)
 
 
@@ -238,12 +281,9 @@ def _text_carries(result: ToolResult, structured: Any) -> bool:
 
 
 def _execution(
-    read: ReadResult,
-    outcome: _Outcome,
-    paths: tuple[str, ...],
-    is_error: bool,
-    tool_name: str | None,
+    read: ReadResult, outcome: _Outcome, is_error: bool, tool_name: str | None
 ) -> dict[str, Any]:
+    user_paths = [f.path for f in read.images if not f.for_model and f.path is not None]
     return {
         "action": outcome.action,
         "tool_name": tool_name,
@@ -254,6 +294,7 @@ def _execution(
         "described": outcome.described,
         "bytes_before": sum(len(found.data) for found in read.images),
         "bytes_after": sum(len(image.data) for image in outcome.images),
-        "media_paths": list(paths),
+        "media_paths": list(_model_paths(read)),
+        "user_media_paths": user_paths,
         "hidden_text_blocks": read.hidden_texts,
     }

@@ -113,7 +113,7 @@ async def _carry_out(item: SingleImage, context: LaneContext) -> _Outcome:
         return await _native(item, context)
     if context.text_action == "describe":
         return await _describe(item, context)
-    return _reference(item)
+    return _reference(item, context)
 
 
 async def _native(item: SingleImage, context: LaneContext) -> _Outcome:
@@ -150,11 +150,8 @@ async def _describe(item: SingleImage, context: LaneContext) -> _Outcome:
     return outcome
 
 
-def _reference(item: SingleImage) -> _Outcome:
+def _reference(item: SingleImage, context: LaneContext) -> _Outcome:
     outcome = _Outcome("reference")
-    where = "its MEDIA: path" if item.path else "the file"
-    outcome.lines.append(
-        f"[{item.label} kept out of the conversation (text lane); to learn what it shows, "
-        f"call vision_analyze with {where}]"
-    )
+    ask = context.ask_tool("what it shows") if item.path else ""
+    outcome.lines.append(f"[{item.label} kept out of the conversation (text lane){ask}]")
     return outcome

@@ -83,13 +83,15 @@ def describe_or_unavailable(
     question: str | None = None,
     memory: ScreenMemory | None = None,
     stream: str | None = None,
+    image_tool: str | None = "vision_analyze",
 ) -> DescriptionNote:
     """Describe `image` for the model; on any backend failure, say why instead.
 
     With a `memory` and a `stream` (the source, such as `computer_use`), a backend that
     reads screenshot streams reads only what changed since the previous screenshot of that
     stream and says so. Never raises because a backend failed: the note then says vision
-    was unavailable, keeps the `MEDIA:` path, and holds no image data.
+    was unavailable, keeps the `MEDIA:` path, and holds no image data. `image_tool`: the
+    tool the model can call for a closer look (None: the note offers none).
     """
     name = backend.name
     try:
@@ -104,8 +106,8 @@ def describe_or_unavailable(
         return _unavailable(name, reason, media_path)
     header = _header(image, media_type, description.backend)
     lines = [header, _defused(description.text)]
-    if media_path:
-        lines.append(f"[for a closer look, call vision_analyze with MEDIA:{media_path}]")
+    if media_path and image_tool:
+        lines.append(f"[for a closer look, call {image_tool} with MEDIA:{media_path}]")
     return DescriptionNote("\n".join(lines), True, None, description, name, media_path)
 
 
@@ -118,6 +120,7 @@ async def describe_or_unavailable_async(
     question: str | None = None,
     memory: ScreenMemory | None = None,
     stream: str | None = None,
+    image_tool: str | None = "vision_analyze",
 ) -> DescriptionNote:
     """`describe_or_unavailable` in a worker thread, for callers on an event loop.
 
@@ -132,6 +135,7 @@ async def describe_or_unavailable_async(
         question=question,
         memory=memory,
         stream=stream,
+        image_tool=image_tool,
     )
 
 

@@ -92,6 +92,7 @@ def settings_of(policy: Policy) -> dict[str, str]:
     flat |= {f"execution.text.{source}": execution.text_action(source) for source in SOURCES}
     for key in ("keep_recent_images", "max_calls_per_image"):
         flat[f"execution.{key}"] = str(getattr(execution, key) or "unbounded")
+    flat["execution.user_only"] = execution.user_only
     flat |= {f"sanitize.{k}": str(v) for k, v in vars(sanitize).items()}
     return flat
 

@@ -213,6 +213,10 @@ def _execution(policy: Policy) -> list[str]:
         "|---|---|",
         f"| keep_recent_images | {execution.keep_recent_images or 'unbounded'} |",
         f"| max_calls_per_image | {execution.max_calls_per_image or 'unbounded'} |",
+        "",
+        "| content for the user only | value |",
+        "|---|---|",
+        f"| user_only | {execution.user_only} |",
     ]
     return [*lines, ""]
 

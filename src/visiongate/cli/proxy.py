@@ -75,6 +75,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="largest message read from either side (default 67108864)",
     )
     parser.add_argument("--cache-dir", help="image cache (default: $VISIONGATE_CACHE_DIR)")
+    parser.add_argument(
+        "--no-image-tool",
+        action="store_true",
+        help="do not offer the proxy's own tool `visiongate_view_image` for images kept out",
+    )
     parser.add_argument("--url", help="a Streamable HTTP server instead of a command")
     parser.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (--url)"
@@ -178,6 +183,7 @@ def _options(
     from visiongate.adapters.mcp._sdk import require_client_sdk
     from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
     from visiongate.adapters.proxy._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
+    from visiongate.adapters.proxy._view import VIEW_TOOL
     from visiongate.engine import Gate
 
     require_client_sdk()
@@ -195,8 +201,10 @@ def _options(
         timeout=args.timeout,
         max_message_bytes=args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         watch_policy=watch,
+        image_tool=not args.no_image_tool,
     )
-    return Router(gate, cache=args.cache_dir), options
+    image_tool = None if args.no_image_tool else VIEW_TOOL
+    return Router(gate, cache=args.cache_dir, image_tool=image_tool), options
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:
@@ -242,6 +250,8 @@ def _forwarded(args: argparse.Namespace) -> list[str]:
     ):
         if value is not None:
             words += [flag, str(value)]
+    if args.no_image_tool:
+        words.append("--no-image-tool")
     for header in args.header:
         words += ["--header", header]
     return words
