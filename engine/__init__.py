@@ -12,6 +12,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from visiongate._errors import VisiongateError
+
     from ._compile import CellVerdict
     from ._decision import Decision, PolicyRef
     from ._diagnostics import Diagnostic, Location, PolicyError
@@ -29,6 +31,7 @@ _HOMES: dict[str, str] = {
     "Diagnostic": "._diagnostics",
     "Location": "._diagnostics",
     "PolicyError": "._diagnostics",
+    "VisiongateError": "visiongate._errors",
     "FactError": "._gate",
     "Gate": "._gate",
     "ReloadResult": "._gate",
@@ -62,6 +65,7 @@ __all__ = [
     "PolicyRef",
     "ReloadResult",
     "SanitizeSettings",
+    "VisiongateError",
     "all_cells",
     "analyze_policy_text",
     "load_policy",

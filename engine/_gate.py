@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from visiongate._errors import VisiongateError
+
 from ._compile import CellVerdict
 from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
 from ._diagnostics import Diagnostic, Location, PolicyError, did_you_mean
@@ -41,7 +43,7 @@ ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
 RoutesSource: TypeAlias = str | Path | bool | None
 
 
-class FactError(ValueError):
+class FactError(VisiongateError, ValueError):
     """A fact value outside its domain was given to `decide_facts`."""
 
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from visiongate._errors import VisiongateError
+
 __all__ = [
     "Annotations",
     "AudioBlock",
@@ -29,7 +31,7 @@ __all__ = [
 Meta: TypeAlias = Mapping[str, Any] | None
 
 
-class InvalidToolResult(ValueError):
+class InvalidToolResult(VisiongateError, ValueError):
     """A tool result that is not shaped like an MCP `CallToolResult`; one line, names the field."""
 
 

@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from visiongate._errors import VisiongateError
+
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree
 
 Kind = Literal["policy", "policy-test"]
 
 
-class FormatError(ValueError):
+class FormatError(VisiongateError, ValueError):
     """A file that cannot be formatted: not YAML, duplicate keys, not a mapping."""
 
 

@@ -27,7 +27,7 @@ from visiongate.adapters.mcp._session import (
     ServerError,
 )
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded, positive_seconds
+from visiongate.cli._common import add_gate_arguments, check_gate_inputs, checked, positive_seconds
 from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
@@ -95,14 +95,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     check_gate_inputs(args)
     try:
-        outcome = guarded(lambda: _call(args, command, arguments))
+        router, routed = checked(lambda: _call(args, command, arguments))
     except Interrupted as stopped:
         print(f"visiongate mcp call: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
-    if isinstance(outcome, int):
-        return outcome
-    router, routed = outcome
-    return guarded(lambda: emit(router, routed, args))
+    return checked(lambda: emit(router, routed, args))
 
 
 def parse_arguments(text: str) -> dict[str, Any] | None:
@@ -135,6 +132,6 @@ def _call(
     except ServerError as error:
         # A JSON-RPC error is the server's answer to bad input (exit 2); its words are
         # already cleaned. Timeouts, closed connections and malformed answers are OSError or
-        # ValueError and reach `guarded` as they are.
+        # ValueError and reach `checked` as they are.
         raise ValueError(str(error)) from None
     return router, routed

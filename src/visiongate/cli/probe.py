@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_gate_inputs, guarded, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
 
 if TYPE_CHECKING:
     from visiongate.adapters.probe import ProbeResult
@@ -48,11 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine import Gate
 
     check_gate_inputs(args)
-    gate = guarded(
+    gate = checked(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )
-    if isinstance(gate, int):
-        return gate
     try:
         target = plan_probe(
             gate,

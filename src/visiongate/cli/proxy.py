@@ -31,7 +31,7 @@ from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
     check_gate_inputs,
-    guarded,
+    checked,
     positive_seconds,
     target_model,
 )
@@ -150,13 +150,10 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
     from visiongate.adapters.proxy._downstream import protect_stdout
     from visiongate.cli._signals import Interrupted, run_until_signal
 
-    built = guarded(lambda: _options(args, command, headers))
-    if isinstance(built, int):
-        return built
-    router, options = built
+    router, options = checked(lambda: _options(args, command, headers))
     try:
         with protect_stdout():
-            code = guarded(lambda: run_until_signal(lambda: _session(router, options)))
+            code = checked(lambda: run_until_signal(lambda: _session(router, options)))
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code

@@ -22,8 +22,8 @@ from visiongate.cli._common import (
     add_gate_arguments,
     check_gate_inputs,
     check_input_file,
+    checked,
     fail,
-    guarded,
     write_output,
 )
 
@@ -74,11 +74,8 @@ def run(args: argparse.Namespace) -> int:
     for image in args.image:
         check_input_file(image, "image")
     check_gate_inputs(args)
-    outcome = guarded(lambda: asyncio.run(route_files(args)))
-    if isinstance(outcome, int):
-        return outcome
-    router, routed = outcome
-    return guarded(lambda: emit(router, routed, args))
+    router, routed = checked(lambda: asyncio.run(route_files(args)))
+    return checked(lambda: emit(router, routed, args))
 
 
 async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from visiongate.cli import EXIT_OK
-from visiongate.cli._common import guarded, policy_reference, print_json
+from visiongate.cli._common import checked, policy_reference, print_json
 from visiongate.cli.policy import PICTURES
 
 
@@ -21,13 +21,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from visiongate.engine import CompiledPolicy, load_policy
+    from visiongate.engine import load_policy
     from visiongate.engine.tooling._explain import render_table, table_document
 
     policy = policy_reference(args.policy) if args.policy is not None else None
-    compiled = guarded(lambda: load_policy(policy))
-    if not isinstance(compiled, CompiledPolicy):
-        return compiled
+    compiled = checked(lambda: load_policy(policy))
     if args.format in PICTURES:
         from visiongate.engine.tooling.pictures import render_table_picture
 

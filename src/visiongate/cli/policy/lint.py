@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, check_input_file, guarded, write_output
+from visiongate.cli._common import UsageError, check_input_file, checked, write_output
 from visiongate.cli.policy import policy_files
 
 if TYPE_CHECKING:
@@ -73,9 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling._project import find_project
 
     check_input_file(args.config, "agent config")
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     report = _report(args, project, _options(args, project))
     text = _render(report, args)
     if args.output:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, guarded
+from visiongate.cli._common import UsageError, checked
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling._project import Project
@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling.policytest._report import run_test_files
 
     _check_pattern(args.run)
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     files = _test_files(args, project)
     result = run_test_files(files, args.min_coverage, args.min_cell_coverage, select=args.run)
     if not result.files:
