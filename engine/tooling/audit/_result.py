@@ -12,10 +12,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policies import PolicyStatus, Standing
 from ._read import Facts, Malformed, PolicyKey
+
+if TYPE_CHECKING:
+    from ._filters import Unmatched
 
 NO_RULE: Final = "(default)"
 NO_SOURCE: Final = "(not recorded)"
@@ -176,6 +179,8 @@ class AuditResult:
     guard); samples carry the first reason. Not counted in `findings`: the gate worked."""
     route_refusals: Finding = Finding()
     """Decisions on a route that refuses images in tool results (`path=refuses`)."""
+    unmatched: tuple[Unmatched, ...] = ()
+    """Values of `--provider`, `--model`, `--rule`, `--policy-sha` that no record carried."""
 
     @property
     def findings(self) -> int:

@@ -120,7 +120,9 @@ def _cores() -> int:
 
 
 def _query(args: argparse.Namespace) -> Query:
+    from visiongate.engine._diagnostics import did_you_mean
     from visiongate.engine.tooling.audit._aggregate import Query
+    from visiongate.engine.tooling.audit._filters import CLOSED, check_closed, check_sha_prefixes
 
     since = _time(args.since, "--since")
     until = _time(args.until, "--until")
@@ -128,8 +130,11 @@ def _query(args: argparse.Namespace) -> Query:
     group_by = tuple("policy" if name == "policy-sha" else name for name in group_by)
     unknown = [name for name in group_by if name not in GROUP_NAMES]
     if unknown:
-        raise ValueError(f"cannot group by `{unknown[0]}`: choose from {', '.join(GROUP_NAMES)}")
+        raise ValueError(f"cannot group by `{unknown[0]}`: {did_you_mean(unknown[0], GROUP_NAMES)}")
     chosen = {name: _values(getattr(args, name)) for name in FILTERS}
+    for name in CLOSED:
+        check_closed(name, sorted(chosen[name]))
+    check_sha_prefixes(sorted(_values(args.policy_sha)))
     return Query(
         since=since,
         until=until,
