@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -252,7 +252,10 @@ class Gate:
         if verdict is None:
             raise FactError(_fact_problem(cell))
         assert state.facts_context is not None
-        decision = Decision(verdict, cell, state.facts_context)
+        context, config_warnings = state.facts_context, self._resolver.config_warnings
+        if config_warnings:  # the config still carries the lane out: its mistakes are said
+            context = replace(context, warnings=config_warnings + context.warnings)
+        decision = Decision(verdict, cell, context)
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision

@@ -18,7 +18,7 @@ from visiongate.engine.tooling._docs import (
     write_pages,
 )
 from visiongate.engine.tooling._project import find_project
-from visiongate.engine.tooling.lint._check import lint_text
+from visiongate.engine.tooling.lint._check import lint_config, lint_text
 from visiongate.engine.tooling.lint._codes import LINT_CODES, docs_path
 
 ROOT = Path(__file__).parent.parent
@@ -104,7 +104,9 @@ def _section(text: str, title: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("code", sorted(LINT_CODES))
-def test_every_code_has_a_page_with_a_working_bad_and_good_example(code: str) -> None:
+def test_every_code_has_a_page_with_a_working_bad_and_good_example(
+    code: str, tmp_path: Path
+) -> None:
     page = ROOT / docs_path(code)
     assert page.is_file(), f"missing {page}"
     text = page.read_text()
@@ -116,6 +118,12 @@ def test_every_code_has_a_page_with_a_working_bad_and_good_example(code: str) ->
     good_language, good = _section(text, "Good")
     if bad_language != "yaml":
         return  # e.g. `unreadable-file`: shown as a terminal session
+    if LINT_CODES[code].category == "config":  # the examples are agent configs
+        (tmp_path / "bad.yaml").write_text(bad)
+        (tmp_path / "good.yaml").write_text(good)
+        assert code in {d.code for d in lint_config(tmp_path / "bad.yaml").diagnostics}
+        assert good_language == "yaml" and lint_config(tmp_path / "good.yaml").diagnostics == ()
+        return
     assert code in {d.code for d in lint_text(bad, "bad.yaml").diagnostics}
     good_findings = [
         d.render()
