@@ -3,8 +3,9 @@ source, not listed by hand, so a new `Diagnostic("some-code", ...)` without a pa
 
 The scan follows every call that reaches `Diagnostic(code, ...)` (or `replace(diagnostic,
 code=...)`): a function that passes its own `code` parameter on is an emitter too
-(`self.warn("invalid-mode", ...)`, `report("unknown-config-key", ...)`), to a fixed point. A code that is not written as a
-literal at the call must be expanded in `COMPUTED` below, or the test fails.
+(`self.warn("invalid-mode", ...)`, `report("unknown-config-key", ...)`), to a fixed point.
+A code that is not written as a literal at the call must be expanded in `COMPUTED` below, or
+the test fails.
 """
 
 from __future__ import annotations
