@@ -63,8 +63,8 @@ def test_importing_the_facade_loads_neither_stage() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, visiongate; print(sorted(m for m in sys.modules if 'visiongate' in m))"
+    probe = "import sys, visiongate; print(sorted(m for m in sys.modules if 'visiongate.' in m))"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.strip() == "['visiongate']"
+    assert done.stdout.strip() == "[]"
