@@ -41,6 +41,7 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "StdoutError": None,
     "CommandExit": None,
     "UsageError": None,
+    "ArgumentError": ValueError,
 }
 
 
