@@ -65,7 +65,10 @@ def _format(path: Path) -> Formatted | None:
     except NotPolicyError as error:
         raise UsageError(f"{error}; --policies-only skips such files") from None
     except FormatError as error:
-        print(f"visiongate fmt: error: {error}", file=sys.stderr)
+        print(
+            error.render() if error.diagnostics else f"visiongate fmt: error: {error}",
+            file=sys.stderr,
+        )
     except OSError as error:
         raise UsageError(f"cannot read `{path}`: {error.strerror}") from None
     return None
