@@ -55,8 +55,14 @@ def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Nam
         return int(handler(args))
     except CommandExit as done:
         if done.message:
-            fail(args.command, done.message)
+            fail(command_label(args), done.message)
         return done.code
+
+
+def command_label(args: argparse.Namespace) -> str:
+    """The command as typed: `mcp call`, `registry show`, `lint`."""
+    action = getattr(args, "mcp_command", None) or getattr(args, "action", None)
+    return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
 
 
 def fail(command: str, message: str) -> None:

@@ -25,9 +25,17 @@ from visiongate.adapters.mcp._session import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_REQUEST_TIMEOUT_S,
     ServerError,
+    server_label,
 )
 from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, check_gate_inputs, checked, positive_seconds
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    checked,
+    positive_seconds,
+    reason,
+)
 from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
@@ -134,4 +142,12 @@ def _call(
         # already cleaned. Timeouts, closed connections and malformed answers are OSError or
         # ValueError and reach `checked` as they are.
         raise ValueError(str(error)) from None
+    except OSError as error:
+        if error.filename is None or isinstance(error, ConnectionError):
+            raise
+        # The program could not be started (not found, not executable): name it, as the
+        # proxy does, rather than Python's `[Errno 2] ... 'nosuchserver'`.
+        raise UsageError(
+            f"cannot start the MCP server `{server_label(command)}`: {reason(error)}"
+        ) from None
     return router, routed

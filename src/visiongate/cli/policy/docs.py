@@ -53,8 +53,9 @@ def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
     from visiongate.engine.tooling._docs import stale_pages
 
     stale = stale_pages(out, pages, orphans)
-    for path in stale:
-        print(f"stale: {_shown(path)}")
+    for why, path in stale:
+        note = " (no policy generates it any more)" if why == "orphaned" else ""
+        print(f"{why}: {_shown(path)}{note}")
     if stale:
         print("policy docs are out of date: run `visiongate docs` and commit the result")
         return EXIT_FINDINGS
