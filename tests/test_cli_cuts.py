@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,3 +37,44 @@ def test_docs_check_calls_a_missing_page_missing(
     listed = [line for line in out.splitlines() if line.endswith((".md", ".svg"))]
     assert listed and all(line.startswith("missing: ") for line in listed), out
     assert "stale" not in "\n".join(listed)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[str, list[int]]]:
+    """A loopback port that counts the connections made to it (and closes each)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    connections: list[int] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = server.accept()
+            except TimeoutError:
+                continue
+            connections.append(1)
+            client.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}/v1", connections
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def test_probe_with_no_key_stops_before_any_request(
+    listener: tuple[str, list[int]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url, connections = listener
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["probe", "--provider", "openai", "--model", "gpt-4o", "--base-url", url]
+    code, out, err = run(capsys, *argv, "--timeout", "5")
+    assert (code, out, connections) == (2, "", [])
+    assert "no API key for `openai`: `OPENAI_API_KEY` is not set" in err and "--no-key" in err
+    # Said on purpose, a keyless endpoint is probed (here it answers nothing: inconclusive).
+    code, out, _err = run(capsys, *argv, "--timeout", "5", "--no-key")
+    assert code == 1 and "inconclusive" in out and connections
