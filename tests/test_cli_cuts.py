@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -78,3 +80,30 @@ def test_probe_with_no_key_stops_before_any_request(
     # Said on purpose, a keyless endpoint is probed (here it answers nothing: inconclusive).
     code, out, _err = run(capsys, *argv, "--timeout", "5", "--no-key")
     assert code == 1 and "inconclusive" in out and connections
+
+
+def test_print_config_names_the_server_program_and_its_files_absolutely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A desktop app starts the server from its own folder, with its own PATH: `python
+    # server.py` as typed would not run there.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "server.py").write_text("")
+    argv = ["proxy", "--print-config", "json", *TARGET, "--name", "mine", "--"]
+    code, out, err = run(capsys, *argv, "python3", "server.py", "--port", "3", "-m", "x.y")
+    args = json.loads(out)["mcpServers"]["mine"]["args"]
+    server = args[args.index("--") + 1 :]
+    assert (code, err) == (0, "")
+    assert server == [
+        shutil.which("python3"),
+        str(tmp_path / "server.py"),
+        "--port",
+        "3",
+        "-m",
+        "x.y",
+    ]
+    assert Path(server[0]).is_absolute()
+    code, out, err = run(capsys, *argv, "nosuchprogram", "arg")
+    args = json.loads(out)["mcpServers"]["mine"]["args"]
+    assert code == 0 and args[args.index("--") + 1 :] == ["nosuchprogram", "arg"]
+    assert err.startswith("visiongate proxy: warning: `nosuchprogram` is not found on this PATH")
