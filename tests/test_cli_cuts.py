@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import socket
@@ -10,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _cli_helpers import TARGET, run
+from _cli_helpers import POLICIES, TARGET, run
+
+from visiongate.cli import COMMANDS, build_parser
 
 
 @pytest.mark.parametrize(
@@ -107,3 +110,35 @@ def test_print_config_names_the_server_program_and_its_files_absolutely(
     args = json.loads(out)["mcpServers"]["mine"]["args"]
     assert code == 0 and args[args.index("--") + 1 :] == ["nosuchprogram", "arg"]
     assert err.startswith("visiongate proxy: warning: `nosuchprogram` is not found on this PATH")
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, name: str
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from _parsers(sub, f"{name} {sub_name}")
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {option: action for action in parser._actions for option in action.option_strings}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_with_a_json_format_takes_json(command: str) -> None:
+    top = build_parser(only=command)
+    (sub,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, parser in _parsers(sub.choices[command], command):
+        options = _options(parser)
+        formats = options.get("--format")
+        if formats is not None and "json" in (formats.choices or ()):
+            assert "--json" in options, f"`{name} --format json` exists, `{name} --json` does not"
+
+
+def test_lint_json_is_lint_format_json(capsys: pytest.CaptureFixture[str]) -> None:
+    policy = str(POLICIES / "examples" / "never-pixels.yaml")
+    assert run(capsys, "lint", "--json", policy) == run(capsys, "lint", "--format", "json", policy)
+    code, out, err = run(capsys, "lint", "--json", "--format", "sarif", policy)
+    assert (code, out) == (2, "") and "`--json` and `--format sarif` ask for two formats" in err

@@ -171,6 +171,21 @@ def print_json(document: Any) -> None:
     print(json.dumps(document, indent=2, ensure_ascii=False))
 
 
+def add_format_arguments(
+    parser: argparse.ArgumentParser, formats: tuple[str, ...], help_text: str = "output format"
+) -> None:
+    """`--format` and, since one of the formats is JSON, `--json` as its short form."""
+    parser.add_argument("--format", choices=formats, default="text", help=help_text)
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+
+
+def chosen_format(args: argparse.Namespace) -> str:
+    """The format asked for; `--json` with another `--format` is a `UsageError`."""
+    if args.json and args.format not in ("text", "json"):
+        raise UsageError(f"`--json` and `--format {args.format}` ask for two formats: give one")
+    return "json" if args.json else str(args.format)
+
+
 def positive_seconds(text: str) -> float:
     """An `argparse` type: a finite number of seconds above 0 (`--timeout`)."""
     try:
