@@ -25,6 +25,7 @@ from ._result import (
     Finding,
     HourKey,
     MediaKey,
+    MinuteKey,
     PolicyUse,
     Sample,
     policy_label,
@@ -38,6 +39,9 @@ DISTINCT_TEXTS: Final = 1000
 """Distinct warning texts and execution or sanitizer keys counted one by one; the rest are
 counted together, so a trace of unique warnings cannot grow memory without bound."""
 OTHER: Final = "(other)"
+MINUTE_KEYS: Final = 1000
+"""(minute, lane) counts kept for the report of a short trace: 6 hours of two lanes is 720.
+Past that the trace spans more than 6 hours, which the report draws by the hour."""
 
 
 def aggregate(
@@ -79,6 +83,7 @@ class Builder:
         # For the pictures: lanes by hour, and images and bytes by (day, source, lane) as
         # lists of the `MediaCounts` fields, summed in place.
         self.hours: dict[tuple[date, int, str], int] = {}
+        self.minutes: dict[tuple[date, int, int, str], int] | None = {}
         # Execution sections summed per (day, source, lane), and how many there were; the
         # report's images and bytes, and the summary's execution totals, come from these.
         self.media: dict[tuple[date, str | None, str], dict[str, int]] = {}
@@ -147,6 +152,12 @@ class Builder:
         cube[key] = cube.get(key, 0) + 1
         hour = (day, stamp.hour, row.lane)
         self.hours[hour] = self.hours.get(hour, 0) + 1
+        minutes = self.minutes
+        if minutes is not None:
+            minute = (day, stamp.hour, stamp.minute, row.lane)
+            minutes[minute] = minutes.get(minute, 0) + 1
+            if len(minutes) > MINUTE_KEYS:
+                self.minutes = None  # a long trace: the report counts hours
         if self.hourly_names:
             self._hour(row, key)
         if row.lane == "native" and row.facts.catalog != "vision":
@@ -233,6 +244,11 @@ class Builder:
             group_by=self.query.group_by,
             groups=self._groups(),
             hours={HourKey._make(key): count for key, count in self.hours.items()},
+            minutes=(
+                None
+                if self.minutes is None
+                else {MinuteKey._make(key): count for key, count in self.minutes.items()}
+            ),
             media={
                 MediaKey._make(key): media_counts(sums, self.media_decisions[key])
                 for key, sums in self.media.items()
@@ -259,6 +275,13 @@ class Builder:
         _extend_shifted(self.route_refusals, other.route_refusals, line_offset)
         for hour, count in other.hours.items():
             self.hours[hour] = self.hours.get(hour, 0) + count
+        if self.minutes is None or other.minutes is None:
+            self.minutes = None
+        else:
+            for minute, count in other.minutes.items():
+                self.minutes[minute] = self.minutes.get(minute, 0) + count
+            if len(self.minutes) > MINUTE_KEYS:
+                self.minutes = None
         for key, sums in other.media.items():
             _sum_numbers(self.media.setdefault(key, {}), sums)
             self.media_decisions[key] = (

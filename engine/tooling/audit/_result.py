@@ -107,6 +107,13 @@ class HourKey(NamedTuple):
     lane: str
 
 
+class MinuteKey(NamedTuple):
+    day: date
+    hour: int
+    minute: int
+    lane: str
+
+
 @dataclass(frozen=True)
 class PolicyUse:
     """Decisions made under one policy content, and how that policy stands now."""
@@ -172,6 +179,8 @@ class AuditResult:
     """Group values -> decisions by lane, for `--group-by`."""
     hours: Mapping[HourKey, int] = field(default_factory=dict)
     """Decisions by hour and lane, for lanes over time in a short trace."""
+    minutes: Mapping[MinuteKey, int] | None = None
+    """Decisions by minute and lane, for a trace of a few hours (None for a longer one)."""
     media: Mapping[MediaKey, MediaCounts] = field(default_factory=dict)
     """Images and bytes by day, source and lane."""
     refused_images: Finding = Finding()

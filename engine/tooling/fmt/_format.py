@@ -19,7 +19,6 @@ from visiongate._errors import VisiongateError
 
 from ..._diagnostics import Diagnostic
 from ..._yaml import load_yaml
-
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree
 
