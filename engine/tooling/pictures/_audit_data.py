@@ -70,10 +70,10 @@ def time_buckets(result: AuditResult) -> tuple[str, Buckets]:
     if result.first is None or result.last is None:
         return "day", []
     first, last = result.first.date(), result.last.date()
-    start = result.first.replace(second=0, microsecond=0)
-    span_minutes = (result.last - start) // timedelta(minutes=1) + 1
+    first_minute = result.first.replace(second=0, microsecond=0)
+    span_minutes = (result.last - first_minute) // timedelta(minutes=1) + 1
     if result.minutes is not None and span_minutes <= MINUTES_UP_TO:
-        return _minutes(result, start, span_minutes)
+        return _minutes(result, first_minute, span_minutes)
     span_hours = result.last - result.first.replace(minute=0, second=0, microsecond=0)
     if span_hours < timedelta(hours=HOURS_UP_TO):
         return "hour", _hours(result)

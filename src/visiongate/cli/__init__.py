@@ -162,7 +162,7 @@ def _unrecognized(
 ) -> str:
     """One line for the first word no parser took, with a did-you-mean among the options of
     the (sub)command it was given to: `lint --stirct` -> did you mean `--strict`?"""
-    target, names = parser, []
+    target, names = parser, list[str]()
     while True:
         sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
         name = getattr(args, sub.dest, None) if sub is not None else None

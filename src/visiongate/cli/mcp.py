@@ -3,8 +3,9 @@
     visiongate mcp call --provider anthropic --model claude-sonnet-4-5 --tool screenshot \\
         -- python -m visiongate.adapters.mcp.example_server
 
-Output as for `visiongate route`. The server gets the MCP SDK's default environment (HOME,
-PATH, USER, ...), not this process's secrets. Every step is bounded: `--timeout` for each
+Output as for `visiongate route`; a tool that answers with `isError` exits 4 after its routed
+result is printed. The server gets the MCP SDK's default environment (HOME, PATH, USER, ...),
+not this process's secrets. Every step is bounded: `--timeout` for each
 request (and the handshake, unless `--connect-timeout` is given), `--max-message-bytes` for
 each message. A server that does not answer, answers wrongly or is interrupted (Ctrl-C,
 SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.

@@ -222,7 +222,7 @@ def _resolved(command: list[str]) -> list[str]:
             file=sys.stderr,
         )
     shown = os.path.abspath(found) if found else program
-    return [shown, *(_absolute(word) if _names_file(word) else word for word in arguments)]
+    return [shown, *(os.path.abspath(word) if _names_file(word) else word for word in arguments)]
 
 
 def _names_file(word: str) -> bool:
