@@ -49,10 +49,15 @@ def check_api(api: object) -> None:
 
 
 def check_route(
-    source: object, provider: object, model: object, api: object, sources: Sequence[str] = SOURCES
+    source: object,
+    provider: object,
+    model: object,
+    api: object,
+    sources: Sequence[str] = SOURCES,
+    kind: str = "source",
 ) -> None:
     """What every routing call takes: a source, the main model's provider and model, an api."""
-    _choice("source", source, sources)
+    _choice(kind, source, sources)
     _text("provider", provider, "anthropic")
     _text("model", model, "claude-sonnet-4-5")
     check_api(api)

@@ -132,7 +132,7 @@ class Router:
     ) -> RoutedResult:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
         check_image(image)
-        check_route(source, provider, model, api, SCREENSHOT_SOURCES)
+        check_route(source, provider, model, api, SCREENSHOT_SOURCES, "screenshot source")
         context = self._context(source, provider, model, seen_hashes, api)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 

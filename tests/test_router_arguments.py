@@ -75,13 +75,13 @@ BAD_CALLS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], str]] = {
         "screenshot",
         (PNG,),
         {**TARGET, "source": "browsr"},
-        "unknown source `browsr`: did you mean `browser`?",
+        "unknown screenshot source `browsr`: did you mean `browser`?",
     ),
     "screenshot source mcp": (
         "screenshot",
         (PNG,),
         {**TARGET, "source": "mcp"},
-        "unknown source `mcp`",
+        "unknown screenshot source `mcp`",
     ),
     "screenshot of a str": (
         "screenshot",
