@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, add_format_arguments, chosen_format
+from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli._common import add_format_arguments, checked, chosen_format
 from visiongate.cli.policy import PICTURES
 
 
@@ -22,18 +21,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from visiongate.engine import PolicyError
     from visiongate.engine.tooling._diff import diff_sources, render_json, render_text
-    from visiongate.engine.tooling._sources import SourceError
 
     args.format = chosen_format(args)  # `--json` is `--format json`
-    try:
-        diff = diff_sources(args.old, args.new)
-    except SourceError as error:
-        raise UsageError(str(error)) from None
-    except PolicyError as error:
-        print(error.render(), file=sys.stderr)
-        return EXIT_INVALID_POLICY
+    # A source that cannot be read is a usage error (2), a policy that fails to load 3.
+    diff = checked(lambda: diff_sources(args.old, args.new))
     form = args.format
     if form in PICTURES:
         from visiongate.engine.tooling.pictures import render_diff_picture
