@@ -5,10 +5,9 @@
 
 Output as for `visiongate route`; a tool that answers with `isError` exits 4 after its routed
 result is printed. The server gets the MCP SDK's default environment (HOME, PATH, USER, ...),
-not this process's secrets. Every step is bounded: `--timeout` for each
-request (and the handshake, unless `--connect-timeout` is given), `--max-message-bytes` for
-each message. A server that does not answer, answers wrongly or is interrupted (Ctrl-C,
-SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.
+not this process's secrets. Every step is bounded: `--timeout` for each request (and the
+handshake, unless `--connect-timeout` is given), `--max-message-bytes` for each message. A
+server that does not answer, answers wrongly or is interrupted (Ctrl-C, SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from visiongate.adapters.mcp._session import (
     ServerError,
     server_label,
 )
-from visiongate.cli import EXIT_USAGE
 from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
@@ -93,15 +91,10 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if not command:
-        print("visiongate mcp call: error: give the server command after `--`", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("give the server command after `--`")
     arguments = parse_arguments(args.args)
     if arguments is None:
-        print(
-            f"visiongate mcp call: error: --args must be a JSON object, not `{args.args}`",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UsageError(f"--args must be a JSON object, not `{args.args}`")
     check_gate_inputs(args)
     try:
         router, routed = checked(lambda: _call(args, command, arguments))
