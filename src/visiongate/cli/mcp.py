@@ -7,7 +7,8 @@ Output as for `visiongate route`; a tool that answers with `isError` exits 4 aft
 result is printed. The server gets the MCP SDK's default environment (HOME, PATH, USER, ...),
 not this process's secrets. Every step is bounded: `--timeout` for each request (and the
 handshake, unless `--connect-timeout` is given), `--max-message-bytes` for each message. A
-server that does not answer, answers wrongly or is interrupted (Ctrl-C, SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.
+server that does not answer, answers wrongly or is interrupted (Ctrl-C, SIGTERM) is stopped,
+SIGTERM then SIGKILL to its process group: it is never left running.
 """
 
 from __future__ import annotations
