@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from visiongate.engine import Gate
 
+from ._arguments import check_api, check_image, check_positive, check_route, check_seen_hashes
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
 from ._routed import RoutedResult, refuse_attached
@@ -29,6 +30,7 @@ from .payloads._turn import tool_calls
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
+from .sources._screenshots import SCREENSHOT_SOURCES
 from .vision import ScreenMemory, VisionBackend, backend_from_config
 
 __all__ = ["Router"]
@@ -105,8 +107,10 @@ class Router:
         `structured_content`), `to_mcp()` carries it, and the text has no `structured
         content:` line. With `trace=False` no record is written: write `routed.record` (with
         your additions) yourself, as `Gate.decide(trace=False)` does."""
-        checked = read_tool_result(result)
+        check_positive("image_budget", image_budget)
+        check_positive("max_edge_px", max_edge_px)
         context = self._context("mcp", provider, model, seen_hashes, api)
+        checked = read_tool_result(result)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
         routed = await route_mcp(checked, context, tool_name=tool_name, output_schema=output_schema)
@@ -119,8 +123,8 @@ class Router:
         image, and descriptions where the lane says `describe`. A string carries no pixels,
         so in the native lane the images stay as paths and none is fitted; one record is
         written, and it says so (`delivery: string`, nothing attached)."""
-        checked = read_tool_result(result)
         context = self._context("mcp", provider, model, delivery="string")
+        checked = read_tool_result(result)
         return self._traced(await route_mcp(checked, context, tool_name=tool_name)).text
 
     async def screenshot(
@@ -136,6 +140,8 @@ class Router:
         api: str | None = None,
     ) -> RoutedResult:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
+        check_image(image)
+        check_route(source, provider, model, api, SCREENSHOT_SOURCES, "screenshot source")
         context = self._context(source, provider, model, seen_hashes, api)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 
@@ -154,6 +160,7 @@ class Router:
     ) -> RoutedResult:
         """Route a `vision_analyze` call: the image and the question about it.
         `image_budget`, `max_edge_px` and `trace` as for `mcp`."""
+        check_image(image)
         context = self._context("vision_analyze", provider, model, api=api)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
@@ -172,6 +179,7 @@ class Router:
         routed for. Rendering another shape can withhold more images (its formats and limits
         differ); then the record is written again, amended, so it never claims an image the
         payload does not carry."""
+        check_api(api)
         payload = render_payload(
             result,
             api,
@@ -189,6 +197,7 @@ class Router:
         wants it (one user message of `tool_result` blocks for Anthropic, every `tool`
         message before the images for OpenAI Chat, one content of `functionResponse` parts
         for Gemini, ...). Records are amended as by `payload`."""
+        check_api(api)
         calls = tool_calls(results)
         api = api or calls[0][0].api or calls[0][0].route.api
         return merge_turn(
@@ -201,6 +210,7 @@ class Router:
         `execution.max_calls_per_image`: older images and repeats become their `MEDIA:` path
         and a one-line note, removed in chunks so the cached prefix stays stable. The input is
         not changed; call it on the whole history before each request."""
+        check_api(api)
         execution = self._gate.compiled.policy.execution
         return bound_history(
             conversation,
@@ -239,6 +249,8 @@ class Router:
         api: str | None = None,
         delivery: Literal["message", "string"] = "message",
     ) -> LaneContext:
+        check_route(source, provider, model, api)
+        hashes = check_seen_hashes(seen_hashes)
         decision = self._gate.decide(provider, model, trace=False)
         # The settings of the policy that decided, even if a reload swapped it since.
         policy = decision.full_policy or self._gate.compiled.policy
@@ -249,7 +261,7 @@ class Router:
             sanitize=policy.sanitize,
             cache=self._cache,
             vision=self._vision_factory(provider, model),
-            seen_hashes=frozenset(seen_hashes),
+            seen_hashes=hashes,
             api=api,
             registry=self._gate.resolver.registry,
             delivery=delivery,

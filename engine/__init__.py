@@ -8,10 +8,13 @@ the gate, the fact resolver and their dependencies for a command that needs none
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from visiongate._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from visiongate._errors import VisiongateError
+
     from ._compile import CellVerdict
     from ._decision import Decision, PolicyRef
     from ._diagnostics import Diagnostic, Location, PolicyError
@@ -29,6 +32,7 @@ _HOMES: dict[str, str] = {
     "Diagnostic": "._diagnostics",
     "Location": "._diagnostics",
     "PolicyError": "._diagnostics",
+    "VisiongateError": "visiongate._errors",
     "FactError": "._gate",
     "Gate": "._gate",
     "ReloadResult": "._gate",
@@ -62,20 +66,11 @@ __all__ = [
     "PolicyRef",
     "ReloadResult",
     "SanitizeSettings",
+    "VisiongateError",
     "all_cells",
     "analyze_policy_text",
     "load_policy",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

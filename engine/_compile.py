@@ -43,6 +43,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from visiongate._errors import VisiongateError
+
 from . import _compile_worker
 from ._policy import Condition, Policy
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
@@ -58,7 +60,7 @@ _WORKER_TIMEOUT: Final = 120.0
 _serial = itertools.count(1)
 
 
-class CompileError(RuntimeError):
+class CompileError(VisiongateError, RuntimeError):
     """durable-rules failed or disagreed with itself; never expected for a valid policy."""
 
 

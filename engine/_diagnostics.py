@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from visiongate._errors import VisiongateError
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
@@ -79,7 +81,7 @@ def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
 
 
-class PolicyError(Exception):
+class PolicyError(VisiongateError):
     """A policy (or provider registry) that cannot be used; carries every diagnostic found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:

@@ -18,9 +18,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
+
+from visiongate._errors import VisiongateError
 
 from ._compile import CellVerdict
 from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
@@ -41,7 +43,7 @@ ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
 RoutesSource: TypeAlias = str | Path | bool | None
 
 
-class FactError(ValueError):
+class FactError(VisiongateError, ValueError):
     """A fact value outside its domain was given to `decide_facts`."""
 
 
@@ -250,7 +252,10 @@ class Gate:
         if verdict is None:
             raise FactError(_fact_problem(cell))
         assert state.facts_context is not None
-        decision = Decision(verdict, cell, state.facts_context)
+        context, config_warnings = state.facts_context, self._resolver.config_warnings
+        if config_warnings:  # the config still carries the lane out: its mistakes are said
+            context = replace(context, warnings=config_warnings + context.warnings)
+        decision = Decision(verdict, cell, context)
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision

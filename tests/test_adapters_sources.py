@@ -164,7 +164,7 @@ def test_vision_analyze_text_lane_returns_the_auxiliary_answer(
 
 def test_screenshot_source_must_be_a_screenshot_source(tmp_path: Path, screen: bytes) -> None:
     router = make_router(tmp_path)
-    with pytest.raises(ValueError, match="not a screenshot source"):
+    with pytest.raises(ValueError, match="unknown screenshot source `mcp`"):
         asyncio.run(router.screenshot(screen, source="mcp", **NATIVE))
 
 

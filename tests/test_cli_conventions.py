@@ -20,7 +20,13 @@ def test_help_shows_the_exit_code_table_then_every_command(
     code, out, _err = run(capsys, "--help")
     assert code == 0
     assert out.index("exit codes (every command):") > max(out.index(name) for name in COMMANDS)
-    for line in ("  0  ok", "  1  findings", "  2  usage or input error", "  3  a policy"):
+    for line in (
+        "  0  ok",
+        "  1  findings",
+        "  2  usage or input error",
+        "  3  a policy",
+        "  4  `mcp call`",
+    ):
         assert line in out
     for name in COMMANDS:
         code, out, _err = run(capsys, name, "--help")
@@ -86,7 +92,35 @@ def test_an_abbreviated_option_is_a_usage_error_not_a_guess(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(capsys, *argv)
-    assert code == 2 and out == "" and "unrecognized arguments" in err
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "error: unknown option `--" in err
+
+
+MISSPELT_FLAGS = {
+    # argv -> the hint on stderr: the (sub)command's options, not the top-level usage.
+    "lint --stirct": (["lint", "--stirct"], "lint", "did you mean `--strict`?"),
+    "explain --polcy": (["explain", "--polcy", "x"], "explain", "did you mean `--policy`?"),
+    "routes list --jsn": (["routes", "list", "--jsn"], "routes list", "did you mean `--json`?"),
+    "an option with its value": (["lint", "--formt=json"], "lint", "did you mean `--format`?"),
+    "nothing close": (["version", "--zzz"], "version", "see `visiongate version --help`"),
+}
+
+
+@pytest.mark.parametrize(("argv", "label", "hint"), MISSPELT_FLAGS.values(), ids=MISSPELT_FLAGS)
+def test_a_misspelt_flag_gets_a_did_you_mean_from_its_command(
+    argv: list[str], label: str, hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    flag = next(word for word in argv if word.startswith("-")).split("=")[0]
+    line = f"visiongate {label}: error: unknown option `{flag}`: {hint}\n"
+    assert (code, out, err) == (2, "", line)
+
+
+def test_a_stray_word_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "version", "extra")
+    assert code == 2
+    hint = "see `visiongate version --help`"
+    assert err == f"visiongate version: error: unexpected argument `extra`: {hint}\n"
 
 
 def test_route_with_two_images_for_computer_use_is_a_usage_error_on_stderr(
@@ -119,7 +153,7 @@ def test_mcp_call_of_a_tool_the_server_does_not_have_is_not_a_success(
 ) -> None:
     argv = ["mcp", "call", *TARGET, "--tool", "nosuchtool", "--cache-dir", str(tmp_path)]
     code, out, err = run(capsys, *argv, "--", *server_command())
-    assert code == 2
+    assert code == 4  # its own meaning: not a usage error (2), not findings (1)
     assert json_output(out)["record"]["lane"] in ("native", "text")  # still routed and shown
     assert "`nosuchtool` answered with an error" in err
 

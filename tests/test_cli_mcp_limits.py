@@ -44,7 +44,7 @@ def assert_one_line_error(completed: subprocess.CompletedProcess[str], *parts: s
     assert "Traceback" not in completed.stderr
     lines = completed.stderr.splitlines()
     assert len(lines) == 1, completed.stderr
-    assert lines[0].startswith(f"visiongate: error: the MCP server `python {HOSTILE}")
+    assert lines[0].startswith(f"visiongate mcp call: error: the MCP server `python {HOSTILE}")
     for part in parts:
         assert part in lines[0]
 

@@ -5,30 +5,54 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from visiongate.cli import main
-from visiongate.engine._vocabulary import CELL_COUNT
+from visiongate.engine._vocabulary import CELL_COUNT, SOURCES
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("demo")
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
+    # An 80-column terminal: the summary is too wide for a table there, and becomes blocks.
+    with contextlib.redirect_stdout(buffer), mock.patch.dict(os.environ, {"COLUMNS": "80"}):
         assert main(["demo", "--out", str(out)]) == 0
     return out, buffer.getvalue()
+
+
+def test_demo_output_fits_the_terminal_and_cuts_at_words(demo_run: tuple[Path, str]) -> None:
+    _out, stdout = demo_run
+    too_wide = [line for line in stdout.splitlines() if len(line) > 80]
+    assert not too_wide
+    cut = [line for line in stdout.splitlines() if line.endswith("...")]
+    assert cut and all(line[-4] != " " and line[-4].isalnum() for line in cut)  # after a word
 
 
 def test_demo_prints_one_row_per_scenario_with_the_expected_lanes(
     demo_run: tuple[Path, str],
 ) -> None:
     _out, stdout = demo_run
-    rows = [line.split() for line in stdout.splitlines() if line[:1].isdigit() and "  " in line]
-    lanes = [next(word for word in row if word in ("native", "text")) for row in rows]
-    assert lanes == ["native", "text", "text", "text", "native", "native", "native"]
+    lines = stdout.splitlines()
+    # Each scenario: `N. title`, then `   LANE by RULE, for FACTS`, then what the model gets.
+    starts = [i for i, line in enumerate(lines) if re.match(r"\d\. ", line)]
+    lanes = [lines[i + 1].split()[0] for i in starts]
+    assert lanes == [
+        "native",
+        "text",
+        "text",
+        "text",
+        "native",
+        "native",
+        "native",
+        "native",
+        "text",
+    ]
     assert "OCR text" in stdout and "pytest" in stdout
     assert "cleaned:" in stdout
 
@@ -36,10 +60,10 @@ def test_demo_prints_one_row_per_scenario_with_the_expected_lanes(
 def test_demo_writes_every_payload_and_the_trace(demo_run: tuple[Path, str]) -> None:
     out, _stdout = demo_run
     payloads = sorted((out / "payloads").glob("*.json"))
-    assert len(payloads) == 7
+    assert len(payloads) == 9
     records = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
-    assert len(records) == 7
-    assert {record["source"] for record in records} == {"mcp", "computer_use"}
+    assert len(records) == 9
+    assert {record["source"] for record in records} == set(SOURCES)  # all four
     assert all(record["policy"]["name"] == "default" for record in records)
 
 
@@ -55,7 +79,7 @@ def test_demo_writes_the_table_picture_and_an_audit_report(demo_run: tuple[Path,
     assert table.read_text().count('<g class="cell"') == CELL_COUNT
     assert svg.read_text().startswith("<svg")
     page = report.read_text()
-    assert "7 decisions" in page
+    assert "9 decisions" in page
     # The demo's truncated PNG and its seventh image over the limit are refusals, linked.
     assert "Decisions with refused images: 2" in page
     assert page.count('href="#decision-') == 2

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from _doc_blocks import (
@@ -295,7 +296,26 @@ def test_the_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert namespace["decision"].lane == "native"
 
 
-SYNC_PYTHON = [b for b in python_blocks() if "await " not in b.text and "Gate.load()" not in b.text]
+SYNC_PYTHON = [
+    b
+    for b in python_blocks()
+    if "await " not in b.text and "Gate.load()" not in b.text and b.marker is None
+]
+
+
+def test_the_schema_validation_example_checks_nested_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [block] = [b for b in python_blocks() if b.marker == "ci:schema-validation"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path / "images"))
+    namespace: dict[str, Any] = {}
+    exec(compile(block.text, block.where, "exec"), namespace)  # our own README, run as written
+    output = json.loads(namespace["done"].stdout)
+    del output["record"]["lane"]  # the nested record is checked against its own schema
+    with pytest.raises(jsonschema.ValidationError, match="'lane' is a required property"):
+        namespace["validate"]("route-output", output)
 
 
 @pytest.mark.parametrize("block", SYNC_PYTHON, ids=lambda b: b.where)

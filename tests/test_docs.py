@@ -18,7 +18,7 @@ from visiongate.engine.tooling._docs import (
     write_pages,
 )
 from visiongate.engine.tooling._project import find_project
-from visiongate.engine.tooling.lint._check import lint_text
+from visiongate.engine.tooling.lint._check import lint_config, lint_text
 from visiongate.engine.tooling.lint._codes import LINT_CODES, docs_path
 
 ROOT = Path(__file__).parent.parent
@@ -77,7 +77,8 @@ def test_check_finds_stale_missing_and_orphaned_pages(
 ) -> None:
     monkeypatch.chdir(ROOT)
     pages = project_pages()
-    assert stale_pages(tmp_path, pages) == [(tmp_path / p.relative_path).as_posix() for p in pages]
+    missing = [("missing", (tmp_path / p.relative_path).as_posix()) for p in pages]
+    assert stale_pages(tmp_path, pages) == missing
     write_pages(tmp_path, pages)
     assert stale_pages(tmp_path, pages) == []
     target = tmp_path / "default.md"
@@ -85,10 +86,7 @@ def test_check_finds_stale_missing_and_orphaned_pages(
     (tmp_path / "gone.md").write_text(MARKER + "\n# Policy `gone`\n")
     (tmp_path / "hand-written.md").write_text("# notes\n")
     stale = stale_pages(tmp_path, pages)
-    assert stale == [
-        target.as_posix(),
-        f"{(tmp_path / 'gone.md').as_posix()} (no policy generates it any more)",
-    ]
+    assert stale == [("stale", target.as_posix()), ("orphaned", (tmp_path / "gone.md").as_posix())]
     assert main(["docs", "--check", "--out", str(tmp_path)]) == 1
     assert main(["docs", "--out", str(tmp_path)]) == 0
     assert stale_pages(tmp_path, pages) == [stale[1]]  # regenerated; orphans are left to delete
@@ -104,7 +102,9 @@ def _section(text: str, title: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("code", sorted(LINT_CODES))
-def test_every_code_has_a_page_with_a_working_bad_and_good_example(code: str) -> None:
+def test_every_code_has_a_page_with_a_working_bad_and_good_example(
+    code: str, tmp_path: Path
+) -> None:
     page = ROOT / docs_path(code)
     assert page.is_file(), f"missing {page}"
     text = page.read_text()
@@ -116,6 +116,12 @@ def test_every_code_has_a_page_with_a_working_bad_and_good_example(code: str) ->
     good_language, good = _section(text, "Good")
     if bad_language != "yaml":
         return  # e.g. `unreadable-file`: shown as a terminal session
+    if LINT_CODES[code].category == "config":  # the examples are agent configs
+        (tmp_path / "bad.yaml").write_text(bad)
+        (tmp_path / "good.yaml").write_text(good)
+        assert code in {d.code for d in lint_config(tmp_path / "bad.yaml").diagnostics}
+        assert good_language == "yaml" and lint_config(tmp_path / "good.yaml").diagnostics == ()
+        return
     assert code in {d.code for d in lint_text(bad, "bad.yaml").diagnostics}
     good_findings = [
         d.render()

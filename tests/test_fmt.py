@@ -151,7 +151,7 @@ def test_fmt_of_broken_yaml_exits_3_and_leaves_the_file(
     text = "policy: p\nversion: '1'\ndescription: d\nhit_policy: first\nrules: [\n"
     broken.write_text(text)
     code, _out, err = run(capsys, "fmt", str(broken))
-    assert code == 3 and "is not valid YAML" in err and broken.read_text() == text
+    assert code == 3 and "error[yaml-syntax]" in err and broken.read_text() == text
 
 
 def test_fmt_of_a_named_file_that_is_no_policy(

@@ -49,6 +49,7 @@ def test_public_surface_is_exactly_the_intended_names() -> None:
             "PolicyRef",
             "ReloadResult",
             "SanitizeSettings",
+            "VisiongateError",
             "all_cells",
             "analyze_policy_text",
             "load_policy",

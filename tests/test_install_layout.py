@@ -10,6 +10,7 @@ their own and run the README's commands from the project root against it.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -176,3 +177,22 @@ def test_rule_pages_and_json_schemas_ship_in_the_package(installed: Path) -> Non
     location, first = done.stdout.split()
     assert Path(location).is_relative_to(installed)
     assert first == "urn:visiongate:schema:audit"  # the first of the sorted ids
+
+
+def test_every_file_a_shipped_page_links_ships_beside_it(installed: Path) -> None:
+    """The policy pages embed their grid as an SVG next to them: the wheel carries the pictures
+    too, or the pages show broken images where the package is installed (issue 28)."""
+    docs = installed / "visiongate" / "policy_docs"
+    pages = sorted(docs.rglob("*.md"))
+    linked = [
+        (page, page.parent / target)
+        for page in pages
+        for target in re.findall(r"\]\(([^)#:]+\.(?:svg|png))\)", page.read_text())
+    ]
+    assert any(target.suffix == ".svg" for _, target in linked)  # the grids are linked
+    missing = [
+        f"{page.relative_to(docs)} -> {target.name}"
+        for page, target in linked
+        if not target.is_file()
+    ]
+    assert not missing

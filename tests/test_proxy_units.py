@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -215,9 +216,10 @@ def test_print_config_for_the_desktop_client_sets_its_limit(
     )  # fmt: skip
     assert code == 0
     entry = json.loads(out)["mcpServers"]["some-server"]
+    npx = shutil.which("npx") or "npx"  # the program by its absolute path, where it is found
     assert entry["args"] == [
         "proxy", "--provider", "anthropic", "--model", "claude-sonnet-4-5",
-        "--client", "claude-desktop", "--", "npx", "-y", "some-server",
+        "--client", "claude-desktop", "--", npx, "-y", "some-server",
     ]  # fmt: skip
 
 
@@ -264,6 +266,8 @@ def test_the_readme_snippet_is_what_print_config_prints(
     printed = json.loads(out)
     entry = printed["mcpServers"]["some-server"]
     entry["command"] = Path(entry["command"]).name  # printed absolutely, where it runs from
+    server = entry["args"].index("--") + 1
+    entry["args"][server] = Path(entry["args"][server]).name  # likewise the server's program
     assert code == 0 and printed == shown
 
 

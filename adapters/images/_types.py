@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
+from visiongate._errors import VisiongateError
 from visiongate.engine._settings import NativeSettings
 
 OUTPUT_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """Media types this stage can write; a provider's list is filtered down to these."""
 
 
-class Refusal(Exception):
+class Refusal(VisiongateError):
     """Internal signal that an image must not be attached; carries the one-line reason."""
 
     def __init__(self, reason: str) -> None:

@@ -11,13 +11,15 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Final
 
+from visiongate._errors import VisiongateError
+
 __all__ = ["CLIENT_SDK", "McpSdkMissing", "missing_sdk_message", "require_client_sdk"]
 
 CLIENT_SDK: Final = "mcp>=2.3,<3"
 _HINT: Final = "install it with `pip install 'visiongate[mcp]'`"
 
 
-class McpSdkMissing(ImportError):
+class McpSdkMissing(VisiongateError, ImportError):
     """The MCP client or example server was used without the SDK version it is built on."""
 
 

@@ -33,6 +33,8 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.types import CONNECTION_CLOSED, CallToolResult, ErrorData, InitializeResult
 from pydantic import ValidationError
 
+from visiongate._errors import VisiongateError
+
 from ..sanitize._line import STRICT, untrusted_line
 from ..sanitize._listings import sanitize_error_data
 from ..sanitize._sanitizer import Sanitizer
@@ -93,7 +95,7 @@ class McpLimits:
         )
 
 
-class ServerError(MCPError):
+class ServerError(VisiongateError, MCPError):
     """A JSON-RPC error from the server; its message and data are already sanitized."""
 
     def __init__(self, error: ErrorData, *, server: str, method: str) -> None:

@@ -33,6 +33,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
+from visiongate._errors import VisiongateError
+
 from ..sanitize._line import untrusted_line
 
 __all__ = ["DEFAULT_GRACE_S", "MessageTooLarge", "StdioState", "bounded_stdio"]
@@ -45,7 +47,7 @@ _EXCERPT_CHARS: Final = 80
 _POLL_S: Final = 0.01
 
 
-class MessageTooLarge(ValueError):
+class MessageTooLarge(VisiongateError, ValueError):
     """The server sent a message past the size limit; the connection was given up."""
 
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from visiongate._errors import VisiongateError
+
 __all__ = [
     "Annotations",
     "AudioBlock",
@@ -32,7 +34,7 @@ __all__ = [
 Meta: TypeAlias = Mapping[str, Any] | None
 
 
-class InvalidToolResult(ValueError):
+class InvalidToolResult(VisiongateError, ValueError):
     """A tool result that is not shaped like an MCP `CallToolResult`; one line, names the field."""
 
 

@@ -63,12 +63,15 @@ def plan_probe(
     api: str | None = None,
     base_url: str | None = None,
     key_env: str | None = None,
+    keyless: bool = False,
     timeout: float = 60.0,
 ) -> ProbeTarget:
     """The probe target for a provider and model, as the gate routes them.
 
-    The key is read from `key_env` (an error when it is named but not set), else from the
-    provider's usual variable when it is set; it is never taken from anywhere else."""
+    The key is read from `key_env`, else from the provider's usual variable; it is never
+    taken from anywhere else. No key found is a `ValueError` before any request (a request
+    without one can only end "inconclusive"), unless `keyless` says the endpoint takes none
+    (a local server)."""
     route = gate.resolver.resolve(provider, model).route
     chosen = api or route.api
     shape_for(chosen)  # fails early for a shape the probe does not speak
@@ -78,15 +81,25 @@ def plan_probe(
         raise ValueError(
             f"no known endpoint for `{route.provider}` over `{chosen}`: give `--base-url`"
         )
-    return ProbeTarget(route, model.strip(), chosen, url, _key(key_env, known), timeout)
+    key = None if keyless else _key(key_env, known, route.provider)
+    return ProbeTarget(route, model.strip(), chosen, url, key, timeout)
 
 
-def _key(key_env: str | None, known: Endpoint | None) -> str | None:
+def _key(key_env: str | None, known: Endpoint | None, provider: str) -> str:
     if key_env:
         value = os.environ.get(key_env)
         if not value:
             raise ValueError(f"environment variable `{key_env}` is not set")
         return value
     if known is None:
-        return None
-    return os.environ.get(known.key_env) or None
+        raise ValueError(
+            f"no API key for `{provider}`: name the variable that holds it with `--key-env`, "
+            "or give `--no-key` for an endpoint that takes none"
+        )
+    value = os.environ.get(known.key_env)
+    if not value:
+        raise ValueError(
+            f"no API key for `{provider}`: `{known.key_env}` is not set; export it, name "
+            "another variable with `--key-env`, or give `--no-key` for an endpoint that takes none"
+        )
+    return value

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Final
 
+from visiongate._errors import VisiongateError
+
 from ._jsonrpc import Lines, Oversized
 
 __all__ = ["ClientGone", "Downstream", "open_downstream", "protect_stdout"]
@@ -24,7 +26,7 @@ __all__ = ["ClientGone", "Downstream", "open_downstream", "protect_stdout"]
 _READ_SIZE: Final = 65_536
 
 
-class ClientGone(ConnectionError):
+class ClientGone(VisiongateError, ConnectionError):
     """The client stopped reading: its standard output reader is gone."""
 
 

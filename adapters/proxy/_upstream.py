@@ -25,6 +25,8 @@ import anyio
 import anyio.abc
 from anyio.abc import Process
 
+from visiongate._errors import VisiongateError
+
 from ..mcp._session import server_label
 from ..mcp._stdio import DEFAULT_GRACE_S, StdioState, _chunks, _relay_stderr, stop_process
 from ..sanitize._line import untrusted_line
@@ -33,7 +35,7 @@ from ._jsonrpc import Lines, Oversized
 __all__ = ["Upstream", "UpstreamClosed", "http_upstream", "stdio_upstream"]
 
 
-class UpstreamClosed(ConnectionError):
+class UpstreamClosed(VisiongateError, ConnectionError):
     """The server can no longer be written to."""
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from visiongate._errors import VisiongateError
+
 from ._sanitizer import Sanitizer
 
 __all__ = [
@@ -71,7 +73,7 @@ Spec = Mapping[str, Cleaner]
 _DROP: Final = object()
 
 
-class ListingError(ValueError):
+class ListingError(VisiongateError, ValueError):
     """Input that is not an MCP listing of the kind asked for; one line."""
 
 

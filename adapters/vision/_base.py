@@ -10,12 +10,14 @@ import re
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from visiongate._errors import VisiongateError
+
 _DATA_URL: Final = re.compile(r"data:[\w.+-]*/[\w.+-]*;base64,[A-Za-z0-9+/=_-]*")
 _BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/=_-]{64,}")
 _WHITESPACE: Final = re.compile(r"\s+")
 
 
-class VisionUnavailable(Exception):
+class VisionUnavailable(VisiongateError):
     """A backend could not describe an image.
 
     `reason` is one lower-case line saying what failed and what to fix; it never holds

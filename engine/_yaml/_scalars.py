@@ -11,6 +11,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from visiongate._errors import VisiongateError
+
 from .._diagnostics import Diagnostic, Location
 
 DocumentPath = tuple[str | int, ...]
@@ -49,7 +51,7 @@ class YamlLimits:
 DEFAULT_LIMITS: Final = YamlLimits()
 
 
-class LoadAbort(Exception):
+class LoadAbort(VisiongateError):
     """A problem after which nothing more can be read (a bound, a syntax error)."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:

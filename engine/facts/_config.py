@@ -22,6 +22,7 @@ YAML, or not a mapping, stops loading.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ MODES: Final = FACTS["mode"]
 FAIL_CLOSED_MODE: Final = "text"
 """The mode an invalid `agent.image_input_mode` resolves to: pixels never enter the history."""
 _UNSET_AUX_PROVIDERS: Final = frozenset({"", "auto"})
+_ENV_REFERENCE: Final = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
+"""`$VAR` or `${VAR}`: how `auxiliary.vision.api_key` names a variable (as the backend reads it)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +106,8 @@ class AgentConfig:
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
-        """Mistakes that made the gate fail closed (an invalid image input mode)."""
+        """Mistakes the gate fails closed on (an invalid image input mode) or that keep a part
+        from starting (a literal key for the vision backend)."""
         return tuple(d for d in self.diagnostics if d.severity == "error")
 
     def base_url_for(self, provider: str) -> str | None:
@@ -278,6 +282,8 @@ class _Reader:
 
     def aux(self) -> Sourced[str]:
         vision = self.section(("auxiliary", "vision"))
+        if not clean(vision.get("api_key_env")):  # which the backend reads first
+            self.literal_key(vision.get("api_key"))
         provider = clean(vision.get("provider")).lower()
         where = f"{self.label}: auxiliary.vision"
         if provider not in _UNSET_AUX_PROVIDERS:
@@ -290,6 +296,22 @@ class _Reader:
         if not vision:
             return Sourced("unset", "default (auxiliary.vision not set)")
         return Sourced("unset", f"{where}.provider: {provider or 'blank'}, no model or base_url")
+
+    def literal_key(self, raw: Any) -> None:
+        """`auxiliary.vision.api_key` names an environment variable (`${VAR}`); a key written
+        in the file makes the vision backend refuse to start. The value is never echoed."""
+        text = raw.strip() if isinstance(raw, str) else ""  # the backend reads text only
+        if not text or _ENV_REFERENCE.match(text):
+            return
+        self.warn(
+            "literal-api-key",
+            "`auxiliary.vision.api_key` holds a literal key: the vision backend reads keys only "
+            "from the environment and will not start",
+            ("auxiliary", "vision", "api_key"),
+            "move the key to an environment variable and write `api_key_env: VAR` (or "
+            "`api_key: ${VAR}`)",
+            severity="error",
+        )
 
     def main_model(self) -> tuple[str | None, Sourced[bool | None] | None]:
         raw = self.data.get("model")

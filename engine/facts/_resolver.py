@@ -93,6 +93,11 @@ class FactResolver:
             )
         )
 
+    @property
+    def config_warnings(self) -> tuple[str, ...]:
+        """The agent config's warnings that concern every decision, facts given directly too."""
+        return self._global_warnings
+
     def resolve(self, provider: str, model: str) -> ResolvedFacts:
         """The facts for `provider` and `model` (memoized)."""
         if self.routes.refresh() != self._routes_version:

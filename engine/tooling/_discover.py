@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from visiongate._errors import VisiongateError
+
 from ._project import Project, walk_files
 
 TEST_SUFFIXES: Final = (".test.yaml", ".test.yml")
@@ -89,7 +91,7 @@ class Found:
     skipped: tuple[tuple[Path, str], ...] = ()
 
 
-class MissingPathError(ValueError):
+class MissingPathError(VisiongateError, ValueError):
     """A path named on the command line does not exist."""
 
 

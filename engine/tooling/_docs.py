@@ -301,21 +301,23 @@ def write_pages(out: Path, pages: Sequence[DocPage]) -> list[str]:
     return written
 
 
-def stale_pages(out: Path, pages: Sequence[DocPage], orphans: bool = True) -> list[str]:
-    """Pages missing or different on disk and, with `orphans` (when every policy of the
-    project is documented), generated pages no policy produces any more."""
-    stale = [
-        (out / page.relative_path).as_posix()
-        for page in pages
-        if not (out / page.relative_path).exists()
-        or (out / page.relative_path).read_text(encoding="utf-8") != page.text
-    ]
+def stale_pages(out: Path, pages: Sequence[DocPage], orphans: bool = True) -> list[tuple[str, str]]:
+    """(why, path) for each page `missing` on disk or `stale` (different there) and, with
+    `orphans` (when every policy of the project is documented), each generated page no policy
+    produces any more (`orphaned`)."""
+    found: list[tuple[str, str]] = []
+    for page in pages:
+        target = out / page.relative_path
+        if not target.exists():
+            found.append(("missing", target.as_posix()))
+        elif target.read_text(encoding="utf-8") != page.text:
+            found.append(("stale", target.as_posix()))
     expected = {(out / page.relative_path).resolve() for page in pages}
-    found = [*out.rglob("*.md"), *out.rglob("*.svg")] if out.is_dir() and orphans else []
-    for candidate in sorted(found):
+    generated = [*out.rglob("*.md"), *out.rglob("*.svg")] if out.is_dir() and orphans else []
+    for candidate in sorted(generated):
         if candidate.resolve() not in expected and _is_generated(candidate):
-            stale.append(f"{candidate.as_posix()} (no policy generates it any more)")
-    return stale
+            found.append(("orphaned", candidate.as_posix()))
+    return found
 
 
 def _is_generated(path: Path) -> bool:

@@ -11,10 +11,12 @@ import difflib
 import subprocess
 from pathlib import Path
 
+from visiongate._errors import VisiongateError
+
 from .._load import bundled_policy_names, bundled_policy_text, is_bundled_policy
 
 
-class SourceError(ValueError):
+class SourceError(VisiongateError, ValueError):
     """A policy source that cannot be read: no such file, no git, or no such revision."""
 
 

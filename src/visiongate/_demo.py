@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from PIL import Image, ImageDraw, ImageFont
 
+from visiongate._demo_table import cut, terminal_width
 from visiongate.adapters import RoutedResult, Router
 from visiongate.adapters.mcp._session import BoundedSession, McpLimits, open_session
 from visiongate.adapters.mcp.example_server import server_command
@@ -29,6 +30,8 @@ from visiongate.adapters.vision import VisionBackend, backend_from_config
 from visiongate.engine import Gate
 
 TEXT_MODE: Mapping[str, Any] = {"agent": {"image_input_mode": "text"}}
+GIST = 60
+"""Characters of what the model gets, in the summary (cut after a word)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class Scenario:
     tool: str | None = None
     """The example server's tool (MCP scenarios)."""
     config: Mapping[str, Any] = field(default_factory=dict)
+    question: str = ""
+    """What `vision_analyze` is asked about the image."""
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -58,6 +63,11 @@ SCENARIOS: tuple[Scenario, ...] = (
              "claude-sonnet-4-5", "mcp", "broken_image"),
     Scenario("smuggling", "TAG smuggling, reserved _meta", "anthropic",
              "claude-sonnet-4-5", "mcp", "smuggle"),
+    Scenario("browser", "vision model, browser screenshot", "anthropic",
+             "claude-sonnet-4-5", "browser"),
+    Scenario("vision-analyze", "text-only model, vision_analyze", "openrouter",
+             "deepseek/deepseek-v3.2", "vision_analyze",
+             question="which test failed, and why?"),
 )  # fmt: skip
 
 
@@ -133,6 +143,24 @@ def capture_png(width: int = 1920, height: int = 1080) -> bytes:
     return buffer.getvalue()
 
 
+def page_png(width: int = 1280, height: int = 800) -> bytes:
+    """A browser screenshot: an address bar and a page with a heading and a form."""
+    image = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, width, 56), fill=(222, 225, 230))
+    draw.rounded_rectangle((90, 12, width - 90, 44), radius=14, fill=(255, 255, 255))
+    draw.text((110, 16), "https://shop.example/checkout", font=_font(20), fill=(60, 64, 67))
+    draw.text((80, 100), "Checkout", font=_font(44), fill=(32, 33, 36))
+    for row, label in enumerate(("Coupon code: WINTER10", "Subtotal: 100.00 EUR",
+                                 "Discount: -19.00 EUR", "Total: 81.00 EUR")):  # fmt: skip
+        draw.text((80, 190 + row * 60), label, font=_font(28), fill=(60, 64, 67))
+    draw.rounded_rectangle((80, 460, 360, 520), radius=8, fill=(26, 115, 232))
+    draw.text((120, 474), "Place order", font=_font(28), fill=(255, 255, 255))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     for candidate in (
         "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
@@ -152,6 +180,7 @@ class _Demo:
         self.vision: VisionBackend = backend_from_config({})
         self.routers: dict[str, Router] = {}
         self.capture = capture_png()
+        self.page = page_png()
 
     def router(self, scenario: Scenario) -> Router:
         key = json.dumps(scenario.config, sort_keys=True)
@@ -173,9 +202,16 @@ class _Demo:
                     result, provider=scenario.provider, model=scenario.model,
                     tool_name=scenario.tool,
                 )  # fmt: skip
+            elif scenario.source == "vision_analyze":
+                # The capture the computer-use scenario read: its description is cached.
+                routed = await router.vision_analyze(
+                    self.capture, scenario.question, provider=scenario.provider,
+                    model=scenario.model,
+                )  # fmt: skip
             else:
+                image = self.page if scenario.source == "browser" else self.capture
                 routed = await router.screenshot(
-                    self.capture, source=scenario.source, provider=scenario.provider,
+                    image, source=scenario.source, provider=scenario.provider,
                     model=scenario.model, text="screen captured",
                 )  # fmt: skip
         payload = router.payload(routed, tool_call_id=f"call_{number}", tool_name=scenario.tool)
@@ -250,6 +286,17 @@ def summary_rows(outcomes: Sequence[Outcome]) -> list[list[str]]:
     return rows
 
 
+SUMMARY_PROSE = (1, 7)
+"""The summary's columns that wrap at words on a narrow terminal: scenario, what it gets."""
+
+
+def summary_block(row: Sequence[str]) -> list[str]:
+    """One scenario of the summary as lines, for a terminal too narrow for the table."""
+    number, title, facts, lane, rule, images, size, gist = row
+    sizes = f", {size}" if size != "-" else ""
+    return [f"{number}. {title}", f"{lane} by {rule}, for {facts}", f"{images}{sizes}: {gist}"]
+
+
 def _images(routed: RoutedResult) -> str:
     execution = routed.record["execution"]
     found = execution.get("images_found", 1)
@@ -273,14 +320,14 @@ def _gist(routed: RoutedResult) -> str:
     if routed.descriptions:
         note = routed.descriptions[0]
         if not note.ok:
-            return _cut(f"vision unavailable: {note.reason}")
+            return cut(f"vision unavailable: {note.reason}", GIST)
         cached = " (cached)" if note.description is not None and note.description.cached else ""
-        return _cut(f"OCR text{cached}: {_first_text_line(note.text)}")
+        return cut(f"OCR text{cached}: {_first_text_line(note.text)}", GIST)
     execution = record["execution"]
     refused = execution.get("refused", [])
     attached = execution.get("attached", [])
     if refused and not attached:
-        return _cut(str(refused[0].get("reason", "refused")))
+        return cut(str(refused[0].get("reason", "refused")), GIST)
     if refused:
         return f"pixels; {len(refused)} more as MEDIA: paths only"
     if routed.native:
@@ -288,14 +335,12 @@ def _gist(routed: RoutedResult) -> str:
     return "MEDIA: path only, no pixels"
 
 
-def _cut(text: str, width: int = 48) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def _first_text_line(text: str) -> str:
+    """The first line the OCR read (`1 [top-left] Terminal - ...` gives `Terminal - ...`)."""
     for line in text.splitlines():
-        if line.startswith("[") and "] " in line and not line.startswith("[image"):
-            return line.split("] ", 1)[1]
+        number, _, rest = line.partition(" [")
+        if number.isdigit() and "] " in rest:
+            return rest.split("] ", 1)[1]
     return text.splitlines()[0] if text else ""
 
 
@@ -321,16 +366,9 @@ def legend(outcomes: Sequence[Outcome]) -> str:
 
 
 def excerpt(outcomes: Sequence[Outcome], slug: str, lines: int = 6) -> str:
-    """The first lines of what the model reads in one scenario."""
+    """The first lines of what the model reads in one scenario, each cut at a word to fit
+    the terminal."""
     outcome = next(o for o in outcomes if o.scenario.slug == slug)
     shown = outcome.routed.text.splitlines()[:lines]
-    return "\n".join(f"  | {line[:100]}" for line in shown)
-
-
-def render_table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in rows
-    ]
-    return "\n".join(line.rstrip() for line in lines)
+    room = max(terminal_width() - 4, 20)
+    return "\n".join(f"  | {cut(line, room)}" for line in shown)

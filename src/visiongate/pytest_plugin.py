@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from visiongate._errors import VisiongateError
+
 TEST_SUFFIXES = (".test.yaml", ".test.yml")
 INI_OPTION = "visiongate_policy_tests"
 _SESSION_KEY = pytest.StashKey[Any]()
@@ -86,7 +88,7 @@ def _project(config: pytest.Config) -> Any:
     return config.stash[_PROJECT_KEY]
 
 
-class PolicyCaseFailure(Exception):
+class PolicyCaseFailure(VisiongateError):
     """A case that did not pass; carries the explanation lines."""
 
     def __init__(self, lines: list[str]) -> None:

@@ -9,28 +9,29 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
+from ._filters import FilterHits, Query
 from ._inputs import TOO_LONG, InputError, TraceInput, lines
 from ._media import first_reason, media_counts
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
 from ._read import Malformed, PolicyKey, Row, parse_line
 from ._result import (
     DIMENSIONS,
-    NO_RULE,
-    NO_SOURCE,
     AuditResult,
     CubeKey,
     Finding,
     HourKey,
     MediaKey,
+    MinuteKey,
     PolicyUse,
     Sample,
-    model_label,
     policy_label,
 )
+
+__all__ = ["Builder", "Query", "aggregate"]
 
 SAMPLES: Final = 20
 """Decisions kept per finding (and malformed lines) as examples; the counts are complete."""
@@ -38,45 +39,16 @@ DISTINCT_TEXTS: Final = 1000
 """Distinct warning texts and execution or sanitizer keys counted one by one; the rest are
 counted together, so a trace of unique warnings cannot grow memory without bound."""
 OTHER: Final = "(other)"
-
-
-@dataclass(frozen=True)
-class Query:
-    """Which decisions count, and how to group them."""
-
-    since: datetime | None = None
-    until: datetime | None = None
-    providers: frozenset[str] = frozenset()
-    models: frozenset[str] = frozenset()
-    lanes: frozenset[str] = frozenset()
-    rules: frozenset[str] = frozenset()
-    sources: frozenset[str] = frozenset()
-    policy_shas: tuple[str, ...] = ()
-    """sha256 prefixes."""
-    group_by: tuple[str, ...] = ()
-
-    def admits(self, row: Row) -> bool:
-        return (
-            (self.since is None or row.timestamp >= self.since)
-            and (self.until is None or row.timestamp <= self.until)
-            and (not self.providers or (row.provider or "") in self.providers)
-            and (not self.models or _model_matches(row, self.models))
-            and (not self.lanes or row.lane in self.lanes)
-            and (not self.rules or (row.rule or NO_RULE) in self.rules)
-            and (not self.sources or (row.source or NO_SOURCE) in self.sources)
-            and (not self.policy_shas or row.policy.sha256.startswith(self.policy_shas))
-        )
-
-
-def _model_matches(row: Row, models: frozenset[str]) -> bool:
-    return (row.model or "") in models or model_label(row.provider, row.model) in models
+MINUTE_KEYS: Final = 1000
+"""(minute, lane) counts kept for the report of a short trace: 6 hours of two lanes is 720.
+Past that the trace spans more than 6 hours, which the report draws by the hour."""
 
 
 def aggregate(
-    inputs: Iterable[TraceInput], query: Query = Query(), policy_override: str | None = None
+    inputs: Iterable[TraceInput], query: Query | None = None, policy_override: str | None = None
 ) -> AuditResult:
-    """Read every input once and aggregate the decisions `query` admits."""
-    builder = Builder(query, policy_override)
+    """Read every input once and aggregate the decisions `query` admits (all by default)."""
+    builder = Builder(query or Query(), policy_override)
     for source in inputs:
         builder.read(source)
     return builder.result()
@@ -91,6 +63,7 @@ class Builder:
         self.cube: dict[tuple[Any, ...], int] = {}
         self.hourly_names = query.group_by if "hour" in query.group_by else ()
         self.filtering = query != Query(group_by=query.group_by)
+        self.hits = FilterHits(query)
         self.hourly: Counter[tuple[str, ...]] = Counter()
         # Sentinels rather than None: two comparisons per record, no None test.
         self.first = datetime.max.replace(tzinfo=UTC)
@@ -110,6 +83,7 @@ class Builder:
         # For the pictures: lanes by hour, and images and bytes by (day, source, lane) as
         # lists of the `MediaCounts` fields, summed in place.
         self.hours: dict[tuple[date, int, str], int] = {}
+        self.minutes: dict[tuple[date, int, int, str], int] | None = {}
         # Execution sections summed per (day, source, lane), and how many there were; the
         # report's images and bytes, and the summary's execution totals, come from these.
         self.media: dict[tuple[date, str | None, str], dict[str, int]] = {}
@@ -137,9 +111,12 @@ class Builder:
                 parsed = parse_line(line)
                 if isinstance(parsed, str):
                     self._malformed(Malformed(file, number, parsed))
-                elif self.filtering and not self.query.admits(parsed):
                     continue
-                elif parsed.amended is not None:
+                if self.hits:
+                    self.hits.note(parsed)
+                if self.filtering and not self.query.admits(parsed):
+                    continue
+                if parsed.amended is not None:
                     self.amendments += 1  # the decision was counted with its first record
                 else:
                     self._add(parsed, file, number)
@@ -175,6 +152,12 @@ class Builder:
         cube[key] = cube.get(key, 0) + 1
         hour = (day, stamp.hour, row.lane)
         self.hours[hour] = self.hours.get(hour, 0) + 1
+        minutes = self.minutes
+        if minutes is not None:
+            minute = (day, stamp.hour, stamp.minute, row.lane)
+            minutes[minute] = minutes.get(minute, 0) + 1
+            if len(minutes) > MINUTE_KEYS:
+                self.minutes = None  # a long trace: the report counts hours
         if self.hourly_names:
             self._hour(row, key)
         if row.lane == "native" and row.facts.catalog != "vision":
@@ -261,12 +244,18 @@ class Builder:
             group_by=self.query.group_by,
             groups=self._groups(),
             hours={HourKey._make(key): count for key, count in self.hours.items()},
+            minutes=(
+                None
+                if self.minutes is None
+                else {MinuteKey._make(key): count for key, count in self.minutes.items()}
+            ),
             media={
                 MediaKey._make(key): media_counts(sums, self.media_decisions[key])
                 for key, sums in self.media.items()
             },
             refused_images=Finding(self.refused_count, tuple(self.refused)),
             route_refusals=Finding(self.route_refusals_count, tuple(self.route_refusals)),
+            unmatched=self.hits.unmatched(),
         )
 
     def merge(self, other: Builder, line_offset: int) -> None:
@@ -286,6 +275,13 @@ class Builder:
         _extend_shifted(self.route_refusals, other.route_refusals, line_offset)
         for hour, count in other.hours.items():
             self.hours[hour] = self.hours.get(hour, 0) + count
+        if self.minutes is None or other.minutes is None:
+            self.minutes = None
+        else:
+            for minute, count in other.minutes.items():
+                self.minutes[minute] = self.minutes.get(minute, 0) + count
+            if len(self.minutes) > MINUTE_KEYS:
+                self.minutes = None
         for key, sums in other.media.items():
             _sum_numbers(self.media.setdefault(key, {}), sums)
             self.media_decisions[key] = (
@@ -304,6 +300,7 @@ class Builder:
             if not self.inputs or self.inputs[-1] != file:
                 self.inputs.append(file)
         self.input_errors += other.input_errors
+        self.hits.merge(other.hits)
 
     def _execution_totals(self) -> dict[str, int]:
         totals: dict[str, int] = {}

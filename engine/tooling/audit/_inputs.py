@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
+from visiongate._errors import VisiongateError
+
 CHUNK_BYTES: Final = 1 << 20
 MAX_LINE_BYTES: Final = 16 << 20
 TRACE_SUFFIXES: Final = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
@@ -29,7 +31,7 @@ TOO_LONG: Final = b"\n"
 """Stands for a line that was longer than `MAX_LINE_BYTES` (no real line holds a `\n`)."""
 
 
-class InputError(Exception):
+class InputError(VisiongateError):
     """A trace input cannot be read (missing, unreadable, a glob matching nothing)."""
 
 

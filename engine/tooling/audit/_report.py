@@ -76,7 +76,8 @@ def render_text(result: AuditResult) -> str:
     total = result.decisions or 1
     span = f", {_time(result.first)} .. {_time(result.last)}" if result.decisions else ""
     lines = [
-        f"{result.decisions} decision(s){span}; {result.malformed.count} malformed line(s) skipped"
+        f"{result.decisions} decision(s){span}; {result.malformed.count} malformed line(s) skipped",
+        *(str(item) for item in result.unmatched),
     ]
     if result.group_by:
         findings = (
@@ -206,6 +207,7 @@ def render_json(result: AuditResult) -> str:
         "first": _time(result.first) if result.decisions else None,
         "last": _time(result.last) if result.decisions else None,
         "findings": result.findings,
+        "unmatched_filters": [vars(item) for item in result.unmatched],
     }
     if result.group_by:
         document["group_by"] = list(result.group_by)

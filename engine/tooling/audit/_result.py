@@ -12,10 +12,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ._policies import PolicyStatus, Standing
 from ._read import Facts, Malformed, PolicyKey
+
+if TYPE_CHECKING:
+    from ._filters import Unmatched
 
 NO_RULE: Final = "(default)"
 NO_SOURCE: Final = "(not recorded)"
@@ -104,6 +107,13 @@ class HourKey(NamedTuple):
     lane: str
 
 
+class MinuteKey(NamedTuple):
+    day: date
+    hour: int
+    minute: int
+    lane: str
+
+
 @dataclass(frozen=True)
 class PolicyUse:
     """Decisions made under one policy content, and how that policy stands now."""
@@ -169,6 +179,8 @@ class AuditResult:
     """Group values -> decisions by lane, for `--group-by`."""
     hours: Mapping[HourKey, int] = field(default_factory=dict)
     """Decisions by hour and lane, for lanes over time in a short trace."""
+    minutes: Mapping[MinuteKey, int] | None = None
+    """Decisions by minute and lane, for a trace of a few hours (None for a longer one)."""
     media: Mapping[MediaKey, MediaCounts] = field(default_factory=dict)
     """Images and bytes by day, source and lane."""
     refused_images: Finding = Finding()
@@ -176,6 +188,8 @@ class AuditResult:
     guard); samples carry the first reason. Not counted in `findings`: the gate worked."""
     route_refusals: Finding = Finding()
     """Decisions on a route that refuses images in tool results (`path=refuses`)."""
+    unmatched: tuple[Unmatched, ...] = ()
+    """Values of `--provider`, `--model`, `--rule`, `--policy-sha` that no record carried."""
 
     @property
     def findings(self) -> int:

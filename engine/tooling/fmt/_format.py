@@ -10,18 +10,34 @@ document the tree held, and formatting it again must change nothing.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from visiongate._errors import VisiongateError
+
+from ..._diagnostics import Diagnostic
+from ..._yaml import load_yaml
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree
 
 Kind = Literal["policy", "policy-test"]
 
 
-class FormatError(ValueError):
-    """A file that cannot be formatted: not YAML, duplicate keys, not a mapping."""
+class FormatError(VisiongateError, ValueError):
+    """A file that cannot be formatted: not YAML, duplicate keys, not a mapping. When the
+    YAML loader found why, `diagnostics` are its findings, as `lint` reports them."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = tuple(diagnostics)
+
+    def render(self) -> str:
+        """The loader's findings (`file:line:col: error[code]: ...`), else the message."""
+        if not self.diagnostics:
+            return f"error: {self}"
+        return "\n".join(d.render() for d in self.diagnostics)
 
 
 class NotPolicyError(FormatError):
@@ -113,6 +129,11 @@ def format_text(text: str, label: str = "<policy>", kind: Kind | None = None) ->
         raise NotPolicyError(f"`{label}` is not a policy or a policy test file")
     from ruamel.yaml.comments import CommentedMap
 
+    # The loader `lint` uses reads the file first: it is bounded against hostile YAML, and
+    # its findings carry a line, a column, a code and a hint, where ruamel's text does not.
+    errors = [d for d in load_yaml(text, label).diagnostics if d.severity == "error"]
+    if errors:
+        raise FormatError(f"`{label}` is not valid YAML: {errors[0].message}", errors)
     document = _load(text, label)
     if not isinstance(document, CommentedMap):
         raise FormatError(f"`{label}` is not a mapping of keys to values")

@@ -18,7 +18,7 @@ from ..._load import CompiledPolicy, analyze_policy_text
 from ..._yaml import LoadedYaml, load_yaml, read_source_file
 from .._discover import display_path, find_policies
 from .._project import Project, find_project
-from ._codes import lint_code
+from ._codes import LINT_CODES, lint_code
 from ._ignore import Suppressed, apply_ignores, parse_ignores
 from ._source import boolean_words, lint_settings, unquoted_version
 from ._table import table_diagnostics
@@ -101,6 +101,18 @@ def _findings(
     return found + extra
 
 
+def _unchecked(compiled: CompiledPolicy | None, loaded: LoadedYaml) -> frozenset[str]:
+    """The codes `_findings` could not look for: those of the table and of the `lint:` section
+    when the policy does not load, those of the YAML source when it is not even YAML."""
+    codes: set[str] = set()
+    if compiled is None:
+        codes |= {c for c, entry in LINT_CODES.items() if entry.category == "table"}
+        codes.add("bad-lint-config")
+    if loaded.data is None:
+        codes |= {"yaml-boolean-word", "unquoted-version"}
+    return frozenset(codes)
+
+
 def _levels(compiled: CompiledPolicy | None, options: LintOptions) -> dict[str, str]:
     configured = dict(options.project_severity)
     configured.update(compiled.policy.lint_severity if compiled is not None else {})
@@ -134,7 +146,9 @@ def lint_text(text: str, file: str = "<policy>", options: LintOptions | None = N
     diagnostics = _findings(compiled, loaded, list(found))
     ignores, problems = parse_ignores(text, file)
     rule_lines = {rule.id: rule.location.line for rule in compiled.policy.rules} if compiled else {}
-    kept, suppressed, unused = apply_ignores(diagnostics, ignores, rule_lines)
+    kept, suppressed, unused = apply_ignores(
+        diagnostics, ignores, rule_lines, _unchecked(compiled, loaded)
+    )
     levels = _levels(compiled, options)
     final = _with_level(kept + problems + unused, levels)
     fail_level = options.fail_level or _policy_fail_level(loaded.data)

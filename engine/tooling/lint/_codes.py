@@ -1,4 +1,4 @@
-"""Every code `visiongate lint` can report: its default severity, category and summary.
+"""Every code a command can report: its default severity, category and summary.
 
 Regal's model: one stable id per check, a documentation page per id
 (`policy_docs/lint/<code>.md`) and a level that configuration may change. Codes the loader
@@ -75,9 +75,36 @@ _CODES: Final[tuple[LintCode, ...]] = (
     LintCode("bad-lint-config", "warning", "lint", "a `lint:` setting that cannot apply"),
     LintCode("bad-ignore", "warning", "lint", "an ignore comment that cannot apply"),
     LintCode("unused-ignore", "warning", "lint", "an ignore comment that suppresses nothing"),
+    # An agent config (`lint --config`, `decide --config`, every record the gate writes).
+    LintCode("invalid-mode", "error", "config", "an `agent.image_input_mode` that is not a mode"),
+    LintCode("literal-api-key", "error", "config", "a key written in the file, not an env var"),
+    LintCode("unknown-config-key", "warning", "config", "a near miss of a key visiongate reads"),
+    LintCode("config-not-mapping", "warning", "config", "a section that is not a mapping"),
+    LintCode("invalid-boolean", "warning", "config", "a setting that must be true or false"),
+    LintCode("invalid-byte-count", "warning", "config", "a byte count that is not a number"),
+    LintCode("invalid-api", "warning", "config", "a provider's `api` that names no API shape"),
+    LintCode(
+        "api-without-declaration", "warning", "config", "an `api` without `tool_result_images`"
+    ),
+    # A provider registry (`--registry`), a model catalog (`--catalog`), the project's own
+    # configuration, and a policy edit the running gate refuses.
+    _load("duplicate-provider-name", "registry", "an alias that already names another provider"),
+    _load("uncited-evidence", "registry", "`documented` or `field` evidence without `cites`"),
+    _load("unknown-provider", "registry", "a base URL route to a provider not listed"),
+    _load("unknown-api", "registry", "an `api` that names no API shape"),
+    _load(
+        "unknown-format", "registry", "an image format that is not a media type visiongate knows"
+    ),
+    _load("unknown-evidence", "registry", "an `evidence` that is not one of the kinds"),
+    _load("catalog-json", "catalog", "the model catalog is not valid JSON"),
+    _load("catalog-shape", "catalog", "the model catalog is not shaped like models.dev's"),
+    _load("bad-project-config", "project", "a `[tool.visiongate]` setting that cannot apply"),
+    _load("invariant-dropped", "gate", "a policy edit that loses an invariant in force"),
 )
 
 LINT_CODES: Final[dict[str, LintCode]] = {entry.code: entry for entry in _CODES}
+POLICY_CATEGORIES: Final = ("file", "yaml", "schema", "table", "lint")
+"""The categories of what `lint` reports on a policy file; the others are other files'."""
 
 DOCS_DIR: Final = "policy_docs/lint"
 

@@ -118,8 +118,11 @@ def apply_ignores(
     diagnostics: Sequence[Diagnostic],
     ignores: Sequence[IgnoreComment],
     rule_lines: Mapping[str, int],
+    unchecked: frozenset[str] = frozenset(),
 ) -> tuple[list[Diagnostic], list[Suppressed], list[Diagnostic]]:
-    """(kept, suppressed, unused-ignore diagnostics)."""
+    """(kept, suppressed, unused-ignore diagnostics). An ignore of a code in `unchecked`, whose
+    check could not run (the table of a policy that fails to load), is not called unused: its
+    finding did not go away, it was not looked for."""
     kept: list[Diagnostic] = []
     suppressed: list[Suppressed] = []
     used: set[tuple[int, str]] = set()
@@ -140,7 +143,7 @@ def apply_ignores(
         )
         for ignore in ignores
         for code in ignore.codes
-        if (ignore.location.line, code) not in used
+        if (ignore.location.line, code) not in used and code not in unchecked
     ]
     return kept, suppressed, unused
 

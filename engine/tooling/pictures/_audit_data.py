@@ -16,6 +16,11 @@ from ..audit._result import NO_SOURCE, AuditResult, CubeKey, MediaCounts, model_
 
 TOP: Final = 20
 """Rows a chart shows before the rest are counted together."""
+MINUTES_UP_TO: Final = 6 * 60
+"""A trace spanning less (in minutes) is drawn in buckets of minutes."""
+MINUTE_STEPS: Final = (1, 2, 5, 10, 15, 30)
+MOST_COLUMNS: Final = 60
+"""Minute buckets are the finest step that keeps a chart within this many columns."""
 HOURS_UP_TO: Final = 72
 DAYS_UP_TO: Final = 180
 WEEKS_UP_TO: Final = 260
@@ -58,12 +63,17 @@ def rules(result: AuditResult) -> Buckets:
 
 
 def time_buckets(result: AuditResult) -> tuple[str, Buckets]:
-    """Lanes over time, in the finest unit that keeps the chart readable: hours over up to
-    three days, then days, weeks (starting Monday) or months; empty buckets are kept, so
-    the axis is true to time."""
+    """Lanes over time, in the finest unit that keeps the chart readable: minutes (1 to 30 at
+    a time) over up to six hours, hours over up to three days, then days, weeks (starting
+    Monday) or months; empty buckets are kept, so the axis is true to time. The unit is
+    singular (`hour`) or a count (`5 minutes`)."""
     if result.first is None or result.last is None:
         return "day", []
     first, last = result.first.date(), result.last.date()
+    first_minute = result.first.replace(second=0, microsecond=0)
+    span_minutes = (result.last - first_minute) // timedelta(minutes=1) + 1
+    if result.minutes is not None and span_minutes <= MINUTES_UP_TO:
+        return _minutes(result, first_minute, span_minutes)
     span_hours = result.last - result.first.replace(minute=0, second=0, microsecond=0)
     if span_hours < timedelta(hours=HOURS_UP_TO):
         return "hour", _hours(result)
@@ -79,6 +89,27 @@ def time_buckets(result: AuditResult) -> tuple[str, Buckets]:
             target[lane] = target.get(lane, 0) + count
     start, end = _bucket_of(first, unit), _bucket_of(last, unit)
     return unit, _fill_units(grouped, start, end, unit)
+
+
+def _minutes(result: AuditResult, start: datetime, span: int) -> tuple[str, Buckets]:
+    assert result.minutes is not None and result.last is not None
+    step = next((s for s in MINUTE_STEPS if span / s <= MOST_COLUMNS), MINUTE_STEPS[-1])
+    start -= timedelta(minutes=start.minute % step)
+    counts: dict[datetime, dict[str, int]] = {}
+    for key, count in result.minutes.items():
+        moment = datetime(key.day.year, key.day.month, key.day.day, key.hour, key.minute,
+                          tzinfo=start.tzinfo)  # fmt: skip
+        bucket = moment - timedelta(minutes=(moment - start) // timedelta(minutes=1) % step)
+        lanes = counts.setdefault(bucket, {})
+        lanes[key.lane] = lanes.get(key.lane, 0) + count
+    one_day = start.date() == result.last.date()
+    buckets: Buckets = []
+    moment = start
+    while moment <= result.last:
+        name = f"{moment:%H:%M}" if one_day else f"{moment:%m-%d %H:%M}"
+        buckets.append((name, counts.get(moment, {})))
+        moment += timedelta(minutes=step)
+    return ("minute" if step == 1 else f"{step} minutes"), buckets
 
 
 def _hours(result: AuditResult) -> Buckets:

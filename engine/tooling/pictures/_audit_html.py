@@ -78,12 +78,19 @@ def _bars(label: str, rows: data.Buckets, caption: str) -> str:
     return figure(stacked_bars(label, rows), caption)
 
 
+def _columns(count: int, unit: str) -> str:
+    """`1 hour`, `3 days`, `12 columns of 5 minutes`."""
+    if unit[:1].isdigit():
+        return f"{count} column{'s' * (count != 1)} of {unit}"
+    return f"{count} {unit}{'s' * (count != 1)}"
+
+
 def _lanes_section(result: AuditResult) -> list[str]:
     unit, buckets = data.time_buckets(result)
     over_time = (
         figure(
             columns_over_time(f"decisions per {unit}, by lane", buckets),
-            f"decisions per {unit} ({len(buckets)} {unit}s), native below, text above",
+            f"decisions per {unit} ({_columns(len(buckets), unit)}), native below, text above",
         )
         if buckets
         else "<p>No decisions.</p>"

@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "docs": (
         "visiongate.cli.policy.docs",
-        "generate one Markdown page per policy (--check: fail if a page is stale)",
+        "generate one Markdown page per policy (--check: fail if a page is missing or stale)",
     ),
     "diff": (
         "visiongate.cli.policy.diff",
@@ -90,16 +90,18 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INVALID_POLICY = 3
+EXIT_TOOL_ERROR = 4
 
 EXIT_CODES = """\
 exit codes (every command):
   0  ok
   1  findings: lint or test failures, lane changes (diff), audit findings, an inconclusive
-     probe, files fmt --check would change, stale pages (docs --check)
+     probe, files fmt --check would change, missing or stale pages (docs --check)
   2  usage or input error: a bad flag, a missing or unreadable input file, an output that
      cannot be written, no policy or test file found
   3  a policy or configuration that fails to load (lint reports a policy's load errors as
-     findings, 1; `lint --config` exits 3 on an agent config the gate fails closed on)"""
+     findings, 1; `lint --config` exits 3 on an agent config the gate fails closed on)
+  4  `mcp call`: the tool answered with an error (`isError`); its routed result is printed"""
 
 
 class CommandModule(Protocol):
@@ -155,6 +157,31 @@ def _unknown_command(arguments: list[str]) -> str | None:
     return f"visiongate: error: unknown command `{first}`: {hint}"
 
 
+def _unrecognized(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]
+) -> str:
+    """One line for the first word no parser took, with a did-you-mean among the options of
+    the (sub)command it was given to: `lint --stirct` -> did you mean `--strict`?"""
+    target, names = parser, list[str]()
+    while True:
+        sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if sub is None or name not in sub.choices:
+            break
+        target, names = sub.choices[name], [*names, name]
+    word = extras[0]
+    label = " ".join(["visiongate", *names])
+    if not word.startswith("-") or word == "-":
+        return f"{label}: error: unexpected argument `{word}`: see `{label} --help`"
+    import difflib
+
+    flag = word.split("=", 1)[0]
+    options = [option for action in target._actions for option in action.option_strings]
+    close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`?" if close else f"see `{label} --help`"
+    return f"{label}: error: unknown option `{flag}`: {hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (see `EXIT_CODES`)."""
     from visiongate.cli._stdout import guarded_stdout
@@ -187,9 +214,12 @@ def _dispatch(arguments: list[str]) -> int:
     first = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(only=first)
     try:
-        args = parser.parse_args(arguments)
+        args, extras = parser.parse_known_args(arguments)
     except SystemExit as done:  # argparse: --help (0) or a usage error (2), already printed
         return done.code if isinstance(done.code, int) else EXIT_USAGE
+    if extras:
+        print(_unrecognized(parser, args, extras), file=sys.stderr)
+        return EXIT_USAGE
     if args.version:
         return _load("version").run(argparse.Namespace(json=False))
     handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)

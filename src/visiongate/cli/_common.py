@@ -7,10 +7,11 @@ standard error and exit 3; with `--json`, standard output is exactly one JSON do
 Nothing here imports the engine at module level: `--help` must stay quick.
 
 A command adopts the conventions by raising `UsageError` for bad usage or input (one line on
-stderr, exit 2), returning `guarded(...)`'s code for a policy or configuration that fails to
-load, checking input files with `check_input_file`, writing outputs with `write_output` or
-`output_directory`, and printing `--json` documents with `print_json`. A reader that goes
-away and a closed standard output are handled for every command by `visiongate.cli.main`.
+stderr, exit 2) or `CommandExit(code)` to end with another code once it has said why, running
+what may raise a policy or input error through `checked(...)`, checking input files with
+`check_input_file`, writing outputs with `write_output` or `output_directory`, and printing
+`--json` documents with `print_json`. A reader that goes away, a closed standard output and a
+full disk are handled for every command by `visiongate.cli.main`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from visiongate._errors import VisiongateError
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -30,17 +32,37 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class UsageError(Exception):
+class CommandExit(VisiongateError):
+    """End the command with `code`; `message`, when there is one, is its error line (what
+    else it had to say is already printed)."""
+
+    def __init__(self, code: int, message: str = "") -> None:
+        super().__init__(message or f"exit {code}")
+        self.code = code
+        self.message = message
+
+
+class UsageError(CommandExit):
     """Bad usage or input: reported as one line, exit 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(EXIT_USAGE, message)
 
 
 def run_command(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """Run a command's `run`, turning a `UsageError` into its one line and exit 2."""
+    """Run a command's `run`; a `CommandExit` becomes its error line and its code."""
     try:
         return int(handler(args))
-    except UsageError as error:
-        fail(args.command, str(error))
-        return EXIT_USAGE
+    except CommandExit as done:
+        if done.message:
+            fail(command_label(args), done.message)
+        return done.code
+
+
+def command_label(args: argparse.Namespace) -> str:
+    """The command as typed: `mcp call`, `registry show`, `lint`."""
+    action = getattr(args, "mcp_command", None) or getattr(args, "action", None)
+    return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
 
 
 def fail(command: str, message: str) -> None:
@@ -63,19 +85,18 @@ def policy_exit_code(error: PolicyError) -> int:
     return EXIT_USAGE if unreadable else EXIT_INVALID_POLICY
 
 
-def guarded(action: Callable[[], T]) -> T | int:
-    """Run `action`; print a policy error (exit 3, or 2 for an unreadable file) or a bad
-    input error (exit 2) cleanly."""
+def checked(action: Callable[[], T]) -> T:
+    """`action()`; a policy that fails to load is printed and ends the command (exit 3, or 2
+    for an unreadable file), a bad input (`ValueError`, `OSError`) is a `UsageError`."""
     from visiongate.engine import PolicyError
 
     try:
         return action()
     except PolicyError as error:
         print(error.render(), file=sys.stderr)
-        return policy_exit_code(error)
+        raise CommandExit(policy_exit_code(error)) from None
     except (ValueError, OSError) as error:
-        print(f"visiongate: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
 
 
 def reason(error: OSError | UnicodeDecodeError) -> str:
@@ -148,6 +169,21 @@ def output_directory(path: str | Path) -> Path:
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
     print(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def add_format_arguments(
+    parser: argparse.ArgumentParser, formats: tuple[str, ...], help_text: str = "output format"
+) -> None:
+    """`--format` and, since one of the formats is JSON, `--json` as its short form."""
+    parser.add_argument("--format", choices=formats, default="text", help=help_text)
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+
+
+def chosen_format(args: argparse.Namespace) -> str:
+    """The format asked for; `--json` with another `--format` is a `UsageError`."""
+    if args.json and args.format not in ("text", "json"):
+        raise UsageError(f"`--json` and `--format {args.format}` ask for two formats: give one")
+    return "json" if args.json else str(args.format)
 
 
 def positive_seconds(text: str) -> float:

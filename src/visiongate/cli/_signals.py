@@ -16,13 +16,15 @@ from typing import TypeVar
 
 import anyio
 
+from visiongate._errors import VisiongateError
+
 __all__ = ["Interrupted", "run_until_signal"]
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class Interrupted(Exception):
+class Interrupted(VisiongateError):
     """The work was stopped by a signal; `exit_code` is 128 plus its number."""
 
     def __init__(self, signum: int) -> None:

@@ -6,8 +6,9 @@ an error.
   `lint | head -1` in a pipeline with `pipefail` still fails on findings), and nothing is
   printed about the pipe. Standard output is then pointed at /dev/null, so that Python's own
   flush at exit does not report the pipe again (the recipe of the `signal` documentation).
-- `visiongate explain >&-`: the output can never be delivered, so the first write is an
-  error: one line on standard error and exit 2, never a silent success.
+- `visiongate explain >&-` or `> /dev/full`: the output is not delivered, so the first write
+  that fails (or the last flush) ends the command: one line on standard error and exit 2,
+  never a traceback, and never 1, which would read as "findings".
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import sys
 from types import TracebackType
 from typing import TextIO
 
+from visiongate._errors import VisiongateError
 
-class StdoutClosedError(OSError):
-    """Standard output was closed before the command started."""
+
+class StdoutError(VisiongateError):
+    """Standard output cannot take the output: closed before the command started, or a write
+    failed (a full disk). Not an `OSError`, so no command mistakes it for a bad input file."""
 
 
 class _GuardedStdout(io.TextIOBase):
@@ -33,12 +37,14 @@ class _GuardedStdout(io.TextIOBase):
 
     def write(self, text: str) -> int:
         if self._stream is None:
-            raise StdoutClosedError("cannot write the output: standard output is closed")
+            raise StdoutError("cannot write the output: standard output is closed")
         if not self.broken:
             try:
                 self._stream.write(text)
             except BrokenPipeError:
                 self._reader_gone()
+            except OSError as error:
+                raise self._failed(error) from None
         return len(text)
 
     def flush(self) -> None:
@@ -47,6 +53,8 @@ class _GuardedStdout(io.TextIOBase):
                 self._stream.flush()
             except BrokenPipeError:
                 self._reader_gone()
+            except OSError as error:
+                raise self._failed(error) from None
 
     def writable(self) -> bool:
         return True
@@ -57,6 +65,14 @@ class _GuardedStdout(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]  # TextIOBase declares it read-only
         return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def _failed(self, error: OSError) -> StdoutError:
+        """A write that failed (`ENOSPC`): what is still buffered goes nowhere, so Python's
+        flush at exit does not fail again."""
+        from visiongate.cli._common import reason
+
+        self._reader_gone()
+        return StdoutError(f"cannot write the output: {reason(error)}")
 
     def _reader_gone(self) -> None:
         self.broken = True
@@ -72,7 +88,7 @@ class _GuardedStdout(io.TextIOBase):
 
 
 class guarded_stdout:  # lower case: used as a context manager, named like one
-    """Run a command with `sys.stdout` guarded; a closed stdout turns into exit 2.
+    """Run a command with `sys.stdout` guarded; a closed or full stdout turns into exit 2.
 
     A class rather than `contextlib.contextmanager`: `visiongate --help` goes through here,
     and contextlib and dataclasses would add to every call's start-up time."""
@@ -95,11 +111,11 @@ class guarded_stdout:  # lower case: used as a context manager, named like one
         try:
             if error is None:
                 self._guard.flush()
-        except StdoutClosedError as closed:
-            error = closed
+        except StdoutError as failed:
+            error = failed
         finally:
             sys.stdout = self._original
-        if isinstance(error, StdoutClosedError):
+        if isinstance(error, StdoutError):
             if sys.stderr is not None:
                 print(f"visiongate: error: {error}", file=sys.stderr)
             self.code = 2

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import UsageError, write_output
+from visiongate.cli._common import UsageError, add_format_arguments, chosen_format, write_output
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling.audit._aggregate import Query
@@ -54,8 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DIMS",
         help=f"count decisions by comma-separated dimensions: {', '.join(GROUP_NAMES)}",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
-    parser.add_argument("--json", action="store_true", help="same as --format json")
+    add_format_arguments(parser, FORMATS)
     parser.add_argument("--decision", metavar="ID", help="explain one decision in plain words")
     parser.add_argument(
         "--html",
@@ -82,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling.audit._parallel import aggregate_in_parallel
     from visiongate.engine.tooling.audit._report import render
 
+    args.format = chosen_format(args)  # `--json` is `--format json`
     try:
         query = _query(args)
         inputs = expand(args.traces)
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     result = aggregate_in_parallel(inputs, query, args.policy, args.jobs)
     if args.html:
         _write_report(result, args.html)
-    print(render(result, "json" if args.json else args.format))
+    print(render(result, args.format))
     for problem in result.input_errors:
         print(f"visiongate audit: error: {problem}", file=sys.stderr)
     if result.input_errors:
@@ -120,7 +120,9 @@ def _cores() -> int:
 
 
 def _query(args: argparse.Namespace) -> Query:
+    from visiongate.engine._diagnostics import did_you_mean
     from visiongate.engine.tooling.audit._aggregate import Query
+    from visiongate.engine.tooling.audit._filters import CLOSED, check_closed, check_sha_prefixes
 
     since = _time(args.since, "--since")
     until = _time(args.until, "--until")
@@ -128,8 +130,11 @@ def _query(args: argparse.Namespace) -> Query:
     group_by = tuple("policy" if name == "policy-sha" else name for name in group_by)
     unknown = [name for name in group_by if name not in GROUP_NAMES]
     if unknown:
-        raise ValueError(f"cannot group by `{unknown[0]}`: choose from {', '.join(GROUP_NAMES)}")
+        raise ValueError(f"cannot group by `{unknown[0]}`: {did_you_mean(unknown[0], GROUP_NAMES)}")
     chosen = {name: _values(getattr(args, name)) for name in FILTERS}
+    for name in CLOSED:
+        check_closed(name, sorted(chosen[name]))
+    check_sha_prefixes(sorted(_values(args.policy_sha)))
     return Query(
         since=since,
         until=until,

@@ -11,7 +11,7 @@ from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
     check_gate_inputs,
-    guarded,
+    checked,
     print_json,
     target_model,
 )
@@ -54,10 +54,7 @@ def _check_usage(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _check_usage(args)
     check_gate_inputs(args)
-    result = guarded(lambda: _decide(args))
-    if isinstance(result, int):
-        return result
-    gate, decision = result
+    gate, decision = checked(lambda: _decide(args))
     if args.json:
         print_json(decision_document(gate, decision, args.explain))
     else:

@@ -24,20 +24,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from visiongate._demo import (
+        SUMMARY_PROSE,
         excerpt,
         legend,
-        render_table,
         run_demo,
+        summary_block,
         summary_rows,
         write_pictures,
     )
     from visiongate._demo_proxy import run_proxy_scenario
+    from visiongate._demo_table import render_table, terminal_width, wrap
     from visiongate.adapters.mcp._session import McpLimits
 
     output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
     out = Path(args.out).resolve()
-    print("visiongate demo: one gate decides for every image source (bundled policy, catalog,")
-    print("provider registry; local OCR as the auxiliary vision backend; no network)\n")
+    width = terminal_width()
+
+    def say(text: str = "", indent: str = "") -> None:
+        print(wrap(text, width, indent))  # within the terminal, cut at words
+
+    say(
+        "visiongate demo: one gate decides for every image source (bundled policy, catalog, "
+        "provider registry; local OCR as the auxiliary vision backend; no network)"
+    )
+    say()
     try:
         limits = McpLimits.of(args.timeout, args.connect_timeout, args.max_message_bytes)
         outcomes = run_until_signal(lambda: run_demo(out, sys.stderr, limits))
@@ -49,17 +59,23 @@ def run(args: argparse.Namespace) -> int:
         # A server that hangs or answers wrongly ends the demo with one line, not a traceback.
         print(f"visiongate demo: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    print()
-    print(render_table(summary_rows(outcomes)))
-    print(legend(outcomes))
-    print("\nwhat the text-only model reads for the computer-use capture (no pixels):")
+    say()
+    print(render_table(summary_rows(outcomes), width, prose=SUMMARY_PROSE, block=summary_block))
+    say(legend(outcomes), "  ")
+    say()
+    say("what the text-only model reads for the computer-use capture (no pixels):")
     print(excerpt(outcomes, "text-only-capture"))
-    print("\nthe same gate in front of any MCP client, through `visiongate proxy`:")
-    print("\n".join(proxied.lines()))
-    print()
-    print(f"payloads: {out / 'payloads'}/ ({len(outcomes)} files, one per scenario)")
-    print(f"trace:    {out / 'trace.jsonl'} (audit it: visiongate audit {out / 'trace.jsonl'})")
+    say()
+    say("the same gate in front of any MCP client, through `visiongate proxy`:")
+    for line in proxied.lines():
+        say(line, "    ")
+    say()
+    files = " " * 10
+    say(f"payloads: {out / 'payloads'}/ ({len(outcomes)} files, one per scenario)", files)
+    say(
+        f"trace:    {out / 'trace.jsonl'} (audit it: visiongate audit {out / 'trace.jsonl'})", files
+    )
     pictures = write_pictures(out)
-    print(f"table:    {pictures.table} (the decision grid; SVG: {pictures.table_svg.name})")
-    print(f"report:   {pictures.report} (the audit of this trace, open it in a browser)")
+    say(f"table:    {pictures.table} (the decision grid; SVG: {pictures.table_svg.name})", files)
+    say(f"report:   {pictures.report} (the audit of this trace, open it in a browser)", files)
     return EXIT_OK

@@ -3,11 +3,12 @@
     visiongate mcp call --provider anthropic --model claude-sonnet-4-5 --tool screenshot \\
         -- python -m visiongate.adapters.mcp.example_server
 
-Output as for `visiongate route`. The server gets the MCP SDK's default environment (HOME,
-PATH, USER, ...), not this process's secrets. Every step is bounded: `--timeout` for each
-request (and the handshake, unless `--connect-timeout` is given), `--max-message-bytes` for
-each message. A server that does not answer, answers wrongly or is interrupted (Ctrl-C,
-SIGTERM) is stopped, SIGTERM then SIGKILL to its process group: it is never left running.
+Output as for `visiongate route`; a tool that answers with `isError` exits 4 after its routed
+result is printed. The server gets the MCP SDK's default environment (HOME, PATH, USER, ...),
+not this process's secrets. Every step is bounded: `--timeout` for each request (and the
+handshake, unless `--connect-timeout` is given), `--max-message-bytes` for each message. A
+server that does not answer, answers wrongly or is interrupted (Ctrl-C, SIGTERM) is stopped,
+SIGTERM then SIGKILL to its process group: it is never left running.
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ from visiongate.adapters.mcp._session import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_REQUEST_TIMEOUT_S,
     ServerError,
+    server_label,
 )
-from visiongate.cli import EXIT_USAGE
-from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded, positive_seconds
+from visiongate.cli._common import (
+    UsageError,
+    add_gate_arguments,
+    check_gate_inputs,
+    checked,
+    positive_seconds,
+    reason,
+)
 from visiongate.cli._signals import Interrupted, run_until_signal
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
@@ -84,25 +92,17 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     command = args.server[1:] if args.server[:1] == ["--"] else args.server
     if not command:
-        print("visiongate mcp call: error: give the server command after `--`", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("give the server command after `--`")
     arguments = parse_arguments(args.args)
     if arguments is None:
-        print(
-            f"visiongate mcp call: error: --args must be a JSON object, not `{args.args}`",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UsageError(f"--args must be a JSON object, not `{args.args}`")
     check_gate_inputs(args)
     try:
-        outcome = guarded(lambda: _call(args, command, arguments))
+        router, routed = checked(lambda: _call(args, command, arguments))
     except Interrupted as stopped:
         print(f"visiongate mcp call: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
-    if isinstance(outcome, int):
-        return outcome
-    router, routed = outcome
-    return guarded(lambda: emit(router, routed, args))
+    return checked(lambda: emit(router, routed, args))
 
 
 def parse_arguments(text: str) -> dict[str, Any] | None:
@@ -135,6 +135,14 @@ def _call(
     except ServerError as error:
         # A JSON-RPC error is the server's answer to bad input (exit 2); its words are
         # already cleaned. Timeouts, closed connections and malformed answers are OSError or
-        # ValueError and reach `guarded` as they are.
+        # ValueError and reach `checked` as they are.
         raise ValueError(str(error)) from None
+    except OSError as error:
+        if error.filename is None or isinstance(error, ConnectionError):
+            raise
+        # The program could not be started (not found, not executable): name it, as the
+        # proxy does, rather than Python's `[Errno 2] ... 'nosuchserver'`.
+        raise UsageError(
+            f"cannot start the MCP server `{server_label(command)}`: {reason(error)}"
+        ) from None
     return router, routed

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_gate_inputs, guarded, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
 
 if TYPE_CHECKING:
     from visiongate.adapters.probe import ProbeResult
@@ -29,7 +29,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--key-env",
         metavar="VAR",
-        help="environment variable holding the API key (default: the provider's usual one)",
+        help="environment variable holding the API key (default: the provider's usual one); "
+        "no key found stops the probe before any request",
+    )
+    parser.add_argument(
+        "--no-key", action="store_true", help="send no key (an endpoint that takes none)"
     )
     parser.add_argument(
         "--save",
@@ -47,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.adapters.probe import plan_probe, probe_route
     from visiongate.engine import Gate
 
+    if args.no_key and args.key_env:
+        raise UsageError("give `--key-env` or `--no-key`, not both")
     check_gate_inputs(args)
-    gate = guarded(
+    gate = checked(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )
-    if isinstance(gate, int):
-        return gate
     try:
         target = plan_probe(
             gate,
@@ -61,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
             api=args.api,
             base_url=args.base_url,
             key_env=args.key_env,
+            keyless=args.no_key,
             timeout=args.timeout,
         )
         result = probe_route(target)

@@ -31,7 +31,7 @@ from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
     check_gate_inputs,
-    guarded,
+    checked,
     positive_seconds,
     target_model,
 )
@@ -155,13 +155,10 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
     from visiongate.adapters.proxy._downstream import protect_stdout
     from visiongate.cli._signals import Interrupted, run_until_signal
 
-    built = guarded(lambda: _options(args, command, headers))
-    if isinstance(built, int):
-        return built
-    router, options = built
+    router, options = checked(lambda: _options(args, command, headers))
     try:
         with protect_stdout():
-            code = guarded(lambda: run_until_signal(lambda: _session(router, options)))
+            code = checked(lambda: run_until_signal(lambda: _session(router, options)))
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
@@ -213,11 +210,32 @@ def _print_config(args: argparse.Namespace, command: list[str]) -> int:
     proxy_args = ["proxy", *_forwarded(args)]
     if args.client is None and args.max_result_bytes is None and args.print_config in CLIENT_LIMITS:
         proxy_args += ["--client", args.print_config]
-    proxy_args += ["--url", args.url] if args.url else ["--", *command]
+    proxy_args += ["--url", args.url] if args.url else ["--", *_resolved(command)]
     name = args.name or server_name(command, args.url)
     executable = _executable()
     print(snippet(args.print_config, name, executable, proxy_args))
     return 0
+
+
+def _resolved(command: list[str]) -> list[str]:
+    """The server command as a client started elsewhere can run it: the program by its
+    absolute path (`shutil.which`), and arguments that name files here made absolute. A program
+    this PATH does not have is kept as typed, with a warning."""
+    program, *arguments = command
+    found = shutil.which(program)
+    if found is None:
+        print(
+            f"visiongate proxy: warning: `{program}` is not found on this PATH; the client "
+            "must find it on its own (give its absolute path)",
+            file=sys.stderr,
+        )
+    shown = os.path.abspath(found) if found else program
+    return [shown, *(os.path.abspath(word) if _names_file(word) else word for word in arguments)]
+
+
+def _names_file(word: str) -> bool:
+    """An argument that names a file or folder from here (`server.py`, `./dist/index.js`)."""
+    return not word.startswith("-") and not os.path.isabs(word) and os.path.exists(word)
 
 
 def _executable() -> str:

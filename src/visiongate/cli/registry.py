@@ -10,7 +10,7 @@ from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
     check_gate_inputs,
-    guarded,
+    checked,
     print_json,
 )
 
@@ -50,12 +50,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action != "show":
         raise UsageError("give an action: `show PROVIDER [MODEL]`")
     check_gate_inputs(args)
-    result = guarded(
+    gate = checked(
         lambda: Gate.load(args.policy, args.config, args.catalog, args.registry, routes=args.routes)
     )
-    if isinstance(result, int):
-        return result
-    gate = result
     if args.model:
         resolved = gate.resolver.resolve(args.provider, args.model)
         _print(route_document(gate.resolver, resolved), args.json, render_route)

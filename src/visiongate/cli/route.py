@@ -16,14 +16,15 @@ import mimetypes
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from visiongate.cli import EXIT_OK, EXIT_USAGE
+from visiongate.cli import EXIT_OK, EXIT_TOOL_ERROR
 from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
     check_gate_inputs,
     check_input_file,
+    checked,
+    command_label,
     fail,
-    guarded,
     write_output,
 )
 
@@ -74,11 +75,8 @@ def run(args: argparse.Namespace) -> int:
     for image in args.image:
         check_input_file(image, "image")
     check_gate_inputs(args)
-    outcome = guarded(lambda: asyncio.run(route_files(args)))
-    if isinstance(outcome, int):
-        return outcome
-    router, routed = outcome
-    return guarded(lambda: emit(router, routed, args))
+    router, routed = checked(lambda: asyncio.run(route_files(args)))
+    return checked(lambda: emit(router, routed, args))
 
 
 async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
@@ -136,8 +134,8 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        fail(args.command, f"{name} answered with an error: {first[:200]}")
-        return EXIT_USAGE
+        fail(command_label(args), f"{name} answered with an error: {first[:200]}")
+        return EXIT_TOOL_ERROR
     return EXIT_OK
 
 

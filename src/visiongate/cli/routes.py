@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_gate_inputs, guarded, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate
@@ -40,11 +40,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action not in ("list", "forget"):
         raise UsageError("give an action: `list` or `forget PROVIDER MODEL`")
     check_gate_inputs(args)
-    gate = guarded(
+    gate = checked(
         lambda: Gate.load(config=args.config, registry=args.registry, routes=args.routes)
     )
-    if isinstance(gate, int):
-        return gate
     overlay = gate.resolver.routes
     if args.action == "list":
         return _list(gate, args.json)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, guarded, output_directory
+from visiongate.cli._common import UsageError, checked, output_directory
 from visiongate.cli.policy import policy_files
 
 if TYPE_CHECKING:
@@ -38,18 +38,14 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling._docs import generate_pages
     from visiongate.engine.tooling._project import find_project
 
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     files = policy_files(project, args.paths)
     out = Path(args.out) if args.out else project.root / project.docs
     if not args.check:
         output_directory(out)
     elif out.exists() and not out.is_dir():
         raise UsageError(f"`{args.out or out}` is a file, not a directory")
-    pages = guarded(lambda: generate_pages(files, project.root))
-    if isinstance(pages, int):
-        return pages
+    pages = checked(lambda: generate_pages(files, project.root))
     return _check(out, pages, not args.paths) if args.check else _write(out, pages)
 
 
@@ -57,8 +53,9 @@ def _check(out: Path, pages: Sequence[DocPage], orphans: bool) -> int:
     from visiongate.engine.tooling._docs import stale_pages
 
     stale = stale_pages(out, pages, orphans)
-    for path in stale:
-        print(f"stale: {_shown(path)}")
+    for why, path in stale:
+        note = " (no policy generates it any more)" if why == "orphaned" else ""
+        print(f"{why}: {_shown(path)}{note}")
     if stale:
         print("policy docs are out of date: run `visiongate docs` and commit the result")
         return EXIT_FINDINGS

@@ -5,34 +5,38 @@ from __future__ import annotations
 import argparse
 
 from visiongate.cli import EXIT_OK
-from visiongate.cli._common import guarded, policy_reference, print_json
+from visiongate.cli._common import (
+    add_format_arguments,
+    checked,
+    chosen_format,
+    policy_reference,
+    print_json,
+)
 from visiongate.cli.policy import PICTURES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", help="policy file or bundled name (default: `default`)")
-    parser.add_argument("--json", action="store_true", help="print the table as JSON")
-    parser.add_argument(
-        "--format",
-        choices=("text", "json", *PICTURES),
-        default="text",
-        help="output format: the table as text or JSON, or as a picture (html, svg, markdown)",
+    add_format_arguments(
+        parser,
+        ("text", "json", *PICTURES),
+        "output format: the table as text or JSON, or as a picture (html, svg, markdown)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from visiongate.engine import CompiledPolicy, load_policy
+    from visiongate.engine import load_policy
     from visiongate.engine.tooling._explain import render_table, table_document
 
+    args.format = chosen_format(args)  # `--json` is `--format json`
     policy = policy_reference(args.policy) if args.policy is not None else None
-    compiled = guarded(lambda: load_policy(policy))
-    if not isinstance(compiled, CompiledPolicy):
-        return compiled
-    if args.format in PICTURES:
+    compiled = checked(lambda: load_policy(policy))
+    form = args.format
+    if form in PICTURES:
         from visiongate.engine.tooling.pictures import render_table_picture
 
-        print(render_table_picture(compiled, args.format), end="")
-    elif args.json or args.format == "json":
+        print(render_table_picture(compiled, form), end="")
+    elif form == "json":
         print_json(table_document(compiled))
     else:
         print(render_table(compiled))

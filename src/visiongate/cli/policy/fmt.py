@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, guarded, write_output
+from visiongate.cli._common import UsageError, checked, write_output
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling._project import Project
@@ -39,9 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling._project import find_project
 
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     files = _files(args, project)
     failed = 0
     changed: list[Formatted] = []
@@ -67,7 +65,10 @@ def _format(path: Path) -> Formatted | None:
     except NotPolicyError as error:
         raise UsageError(f"{error}; --policies-only skips such files") from None
     except FormatError as error:
-        print(f"visiongate fmt: error: {error}", file=sys.stderr)
+        print(
+            error.render() if error.diagnostics else f"visiongate fmt: error: {error}",
+            file=sys.stderr,
+        )
     except OSError as error:
         raise UsageError(f"cannot read `{path}`: {error.strerror}") from None
     return None

@@ -6,7 +6,14 @@ import argparse
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, check_input_file, guarded, write_output
+from visiongate.cli._common import (
+    UsageError,
+    add_format_arguments,
+    check_input_file,
+    checked,
+    chosen_format,
+    write_output,
+)
 from visiongate.cli.policy import policy_files
 
 if TYPE_CHECKING:
@@ -24,7 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="policy files or directories (default: the project's policy files, as "
         "`[tool.visiongate]` or `.visiongate.yaml` configures them)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format_arguments(parser, FORMATS)
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")
     parser.add_argument(
         "--fail-level",
@@ -72,10 +79,9 @@ def _options(args: argparse.Namespace, project: Project) -> LintOptions:
 def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling._project import find_project
 
+    args.format = chosen_format(args)  # `--json` is `--format json`
     check_input_file(args.config, "agent config")
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     report = _report(args, project, _options(args, project))
     text = _render(report, args)
     if args.output:
@@ -90,9 +96,10 @@ def run(args: argparse.Namespace) -> int:
 def _render(report: LintReport, args: argparse.Namespace) -> str:
     from visiongate.engine.tooling.lint._report import RENDERERS, render_sarif
 
-    if args.format == "sarif":
+    form = args.format
+    if form == "sarif":
         return render_sarif(report, args.docs_url)
-    return RENDERERS[args.format](report)
+    return RENDERERS[form](report)
 
 
 def _report(args: argparse.Namespace, project: Project, options: LintOptions) -> LintReport:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_INVALID_POLICY, EXIT_OK
-from visiongate.cli._common import UsageError, guarded
+from visiongate.cli._common import UsageError, add_format_arguments, checked, chosen_format
 
 if TYPE_CHECKING:
     from visiongate.engine.tooling._project import Project
@@ -44,8 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="run only the cases whose name matches REGEX (file coverage minimums are then "
         "not checked)",
     )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
-    parser.add_argument("--json", action="store_true", help="same as --format json")
+    add_format_arguments(parser, FORMATS)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also list every case that passed"
     )
@@ -55,15 +54,14 @@ def run(args: argparse.Namespace) -> int:
     from visiongate.engine.tooling._project import find_project
     from visiongate.engine.tooling.policytest._report import run_test_files
 
+    args.format = chosen_format(args)  # `--json` is `--format json`
     _check_pattern(args.run)
-    project = guarded(find_project)
-    if isinstance(project, int):
-        return project
+    project = checked(find_project)
     files = _test_files(args, project)
     result = run_test_files(files, args.min_coverage, args.min_cell_coverage, select=args.run)
     if not result.files:
         raise UsageError(f"no test case matches `{args.run}` in {len(files)} test file(s)")
-    print(_render(result, "json" if args.json else args.format, args.verbose))
+    print(_render(result, args.format, args.verbose))
     if result.policy_errors:
         return EXIT_INVALID_POLICY
     return EXIT_OK if result.ok else EXIT_FINDINGS

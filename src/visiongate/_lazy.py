@@ -1,0 +1,32 @@
+"""Names of a package imported on first use (PEP 562), so importing it costs nothing.
+
+`visiongate` and `visiongate.engine` export their public names this way: the command line
+imports both on every call, and most calls need neither the gate nor the adapters.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+
+def lazy_names(
+    package: str, homes: Mapping[str, str], exported: Sequence[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """`__getattr__` and `__dir__` for `package`: each name of `homes` is read from its module
+    (relative to `package` when it starts with a dot) on first use, then kept."""
+    namespace = importlib.import_module(package).__dict__
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home, package), name)
+        namespace[name] = value  # later look-ups are plain attribute reads
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*namespace, *exported])
+
+    return __getattr__, __dir__

@@ -1,0 +1,82 @@
+"""Agent config mistakes a newcomer meets (issue 28): the near miss `decide --facts` left out,
+and a literal `api_key` that passed lint but kept the vision backend from starting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from _cli_helpers import FACTS, run
+
+from visiongate.adapters.vision import backend_from_config
+from visiongate.adapters.vision._base import VisionConfigError
+from visiongate.engine.tooling.lint._check import lint_config
+
+NEAR_MISS = "vision:\n  embed_taget_bytes: 400000\n"
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_decide_with_facts_and_a_config_carries_its_near_miss_warning(
+    form: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(NEAR_MISS)
+    argv = ["decide", "--facts", FACTS, "--config", str(config)]
+    code, out, _err = run(capsys, *argv, *(["--json"] if form == "json" else []))
+    assert code == 0
+    warnings = json.loads(out)["warnings"] if form == "json" else out.splitlines()
+    assert any("`embed_taget_bytes`" in w and "`embed_target_bytes`" in w for w in warnings), out
+
+
+# `auxiliary.vision` as written -> whether the backend refuses its key as a literal one.
+API_KEYS: dict[str, tuple[dict[str, str], bool]] = {
+    "a pasted key": ({"api_key": "sk-or-v1-0123456789abcdef"}, True),
+    "a bare variable name": ({"api_key": "OPENROUTER_API_KEY"}, True),
+    "a number (not read)": ({"api_key": 12345}, False),  # type: ignore[dict-item]
+    "${VAR}": ({"api_key": "${OPENROUTER_API_KEY}"}, False),
+    "$VAR": ({"api_key": "$OPENROUTER_API_KEY"}, False),
+    "api_key_env instead": ({"api_key_env": "OPENROUTER_API_KEY"}, False),
+    "api_key_env wins over api_key": (
+        {"api_key_env": "OPENROUTER_API_KEY", "api_key": "sk-literal"},
+        False,
+    ),
+    "no key at all": ({}, False),
+}
+
+
+@pytest.mark.parametrize(("keys", "literal"), API_KEYS.values(), ids=API_KEYS)
+def test_lint_flags_a_literal_api_key_exactly_when_the_backend_refuses_it(
+    keys: dict[str, str], literal: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-from-the-environment")
+    data = {
+        "auxiliary": {
+            "vision": {"provider": "openrouter", "model": "google/gemini-2.5-flash", **keys}
+        }
+    }
+    try:
+        backend_from_config(data)
+        refused = False
+    except VisionConfigError as error:
+        refused = error.code == "vision_inline_api_key"
+    assert refused == literal  # the backend's verdict, which lint must tell in advance
+    config = tmp_path / "agent.yaml"
+    config.write_text(yaml.safe_dump(data))
+    found = [d for d in lint_config(config).diagnostics if d.code == "literal-api-key"]
+    assert bool(found) == literal
+    for diagnostic in found:
+        assert diagnostic.severity == "error" and "api_key_env" in diagnostic.help
+        assert "sk-" not in diagnostic.render()  # the key is never echoed
+
+
+def test_lint_and_decide_exit_3_on_a_literal_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("auxiliary:\n  vision:\n    provider: openrouter\n    api_key: sk-secret\n")
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    assert code == 3 and "error[literal-api-key]" in out and "sk-secret" not in out
+    code, _out, err = run(capsys, "decide", "--facts", FACTS, "--config", str(config))
+    assert code == 3 and "literal-api-key" in err and "sk-secret" not in err

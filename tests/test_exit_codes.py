@@ -1,0 +1,316 @@
+"""The exit-code table, observed (issue 28): every command x {ok, findings, bad usage, bad
+input, full disk (/dev/full), closed stdout}, written as data, run as the user runs it; the
+table in `--help` and the README says what this matrix observes, and nothing else.
+
+A cell is `(argv, code)`, or a sentence saying why the case does not apply to the command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _cli_helpers import FACTS, POLICIES, ROOT, TARGET, environment, no_traceback, run
+
+from visiongate.adapters.mcp.example_server import screenshot_png, server_command
+from visiongate.cli import COMMANDS, EXIT_CODES
+from visiongate.engine import Gate
+
+CASES = ("ok", "findings", "bad usage", "bad input", "full disk", "closed stdout")
+MEANINGS = {
+    0: "ok",
+    1: "findings",
+    2: "usage or input error",
+    3: "a policy or configuration that fails to load",
+    4: "`mcp call`: the tool answered with an error",
+}
+# Which codes each case may end with, as the table defines them.
+ALLOWED = {
+    "ok": {0},
+    "findings": {1},
+    "bad usage": {2},
+    "bad input": {2, 3},
+    "full disk": {2},
+    "closed stdout": {2},
+    "tool error": {4},
+}
+
+Cell = tuple[list[str], int] | str
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("matrix")
+    (folder / "screen.png").write_bytes(screenshot_png())
+    clean, stale = folder / "clean.jsonl", folder / "stale.jsonl"
+    gate = Gate.load(trace=clean, routes=False)
+    gate.decide("anthropic", "claude-sonnet-4-5")
+    record = json.loads(clean.read_text())
+    record["policy"] = {**record["policy"], "sha256": "0" * 64, "version": "0.9.0"}
+    stale.write_text(json.dumps(record) + "\n")  # decided under an older content: a finding
+    broken = folder / "broken.yaml"
+    broken.write_text(
+        (POLICIES / "default.yaml").read_text().replace("lane: text", "lane: txet", 1)
+    )
+    unformatted = folder / "unformatted.yaml"  # a rule's keys out of their order
+    rule = "  - id: text-mode\n    when: {mode: text}\n    lane: text\n"
+    swapped = "  - id: text-mode\n    lane: text\n    when: {mode: text}\n"
+    unformatted.write_text((POLICIES / "default.yaml").read_text().replace(rule, swapped, 1))
+    failing = folder / "failing.test.yaml"
+    failing.write_text(
+        "visiongate: policy-test\npolicy: default\ncases:\n"
+        "  - name: wrong on purpose\n"
+        "    facts: {mode: text, catalog: vision, aux: unset, path: accepts}\n"
+        "    expect: native\n"
+    )
+    return {
+        "png": str(folder / "screen.png"),
+        "clean": str(clean),
+        "stale": str(stale),
+        "broken": str(broken),
+        "unformatted": str(unformatted),
+        "failing": str(failing),
+        "gap": str(ROOT / "tests" / "data" / "lint" / "conflict.yaml"),
+        "empty": str(folder / "docs"),
+        "cache": str(folder / "cache"),
+        "missing": str(folder / "missing.yaml"),
+    }
+
+
+def matrix(f: dict[str, str]) -> dict[str, dict[str, Cell]]:
+    """command -> case -> cell."""
+    server = ["--", *server_command()]
+    route = [
+        "route",
+        "--source",
+        "computer_use",
+        "--image",
+        f["png"],
+        *TARGET,
+        "--cache-dir",
+        f["cache"],
+    ]
+    mcp = ["mcp", "call", *TARGET, "--cache-dir", f["cache"], "--tool"]
+    no_server = "probe: needs a model that reads the code back (tests/test_probe.py, loopback)"
+    probe = [
+        "probe",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o",
+        "--no-key",
+        "--timeout",
+        "5",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    ]  # nothing listens: inconclusive
+    return {
+        "version": {
+            "ok": (["version"], 0),
+            "findings": "prints versions: nothing to find",
+            "bad usage": (["version", "--jsn"], 2),
+            "bad input": "reads no input",
+        },
+        "decide": {
+            "ok": (["decide", "--facts", FACTS], 0),
+            "findings": "a decision is not a finding",
+            "bad usage": (["decide", "--provider", "x"], 2),
+            "bad input": (["decide", "--facts", FACTS, "--policy", f["broken"]], 3),
+        },
+        "explain": {
+            "ok": (["explain"], 0),
+            "findings": "prints a table: nothing to find",
+            "bad usage": (["explain", "--polcy", "default"], 2),
+            "bad input": (["explain", "--policy", f["broken"]], 3),
+        },
+        "lint": {
+            "ok": (["lint", str(POLICIES / "default.yaml")], 0),
+            "findings": (["lint", f["gap"]], 1),
+            "bad usage": (["lint", "--stirct"], 2),
+            "bad input": (["lint", f["missing"]], 2),
+        },
+        "fmt": {
+            "ok": (["fmt", "--check", str(POLICIES / "default.yaml")], 0),
+            "findings": (["fmt", "--check", f["unformatted"]], 1),
+            "bad usage": (["fmt", "--chek"], 2),
+            "bad input": (["fmt", "--check", f["broken"].replace("broken", "nope")], 2),
+        },
+        "test": {
+            "ok": (["test", str(POLICIES / "examples" / "never-pixels.test.yaml")], 0),
+            "findings": (["test", f["failing"]], 1),
+            "bad usage": (["test", "--run", "("], 2),
+            "bad input": (["test", f["missing"]], 2),
+        },
+        "docs": {
+            "ok": (["docs", "--check"], 0),
+            "findings": (["docs", "--check", "--out", f["empty"]], 1),
+            "bad usage": (["docs", "--chek"], 2),
+            "bad input": (["docs", "--check", f["broken"]], 3),
+        },
+        "diff": {
+            "ok": (["diff", "default", "default"], 0),
+            "findings": (["diff", "default", "examples/never-pixels"], 1),
+            "bad usage": (["diff", "default"], 2),
+            "bad input": (["diff", "default", f["broken"]], 3),
+        },
+        "rule": {
+            "ok": (["rule", "gap"], 0),
+            "findings": "prints a page: nothing to find",
+            "bad usage": (["rule", "gapp"], 2),
+            "bad input": "reads no input",
+        },
+        "audit": {
+            "ok": (["audit", f["clean"]], 0),
+            "findings": (["audit", f["stale"]], 1),
+            "bad usage": (["audit", f["clean"], "--lane", "nativ"], 2),
+            "bad input": (["audit", f["missing"]], 2),
+        },
+        "route": {
+            "ok": (route, 0),
+            "findings": "routes a result: nothing to find",
+            "bad usage": (["route", "--source", "mpc", "--image", f["png"], *TARGET], 2),
+            "bad input": (["route", "--source", "browser", "--image", f["missing"], *TARGET], 2),
+        },
+        "mcp": {
+            "ok": ([*mcp, "screenshot", *server], 0),
+            "findings": "routes a result: nothing to find",
+            "tool error": ([*mcp, "nosuchtool", *server], 4),
+            "bad usage": ([*mcp, "screenshot", "--timout", "1", *server], 2),
+            "bad input": ([*mcp, "screenshot", "--", "nosuchserver"], 2),
+        },
+        "proxy": {
+            # With no client on its input, the proxy starts the server and ends the session.
+            "ok": (["proxy", *TARGET, *server], 0),
+            "findings": "relays: nothing to find",
+            "bad usage": (["proxy", *TARGET], 2),
+            "bad input": (["proxy", *TARGET, "--", "/no/such"], 2),
+            "full disk": "writes protocol messages only, and none without a client",
+        },
+        "registry": {
+            "ok": (["registry", "show", "anthropic"], 0),
+            "findings": (["registry", "show", "nosuchprovider"], 1),
+            "bad usage": (["registry"], 2),
+            "bad input": (["registry", "show", "anthropic", "--registry", f["missing"]], 2),
+        },
+        "routes": {
+            "ok": (["routes", "list"], 0),
+            "findings": (["routes", "forget", "anthropic", "nosuchmodel"], 1),
+            "bad usage": (["routes"], 2),
+            "bad input": (["routes", "list", "--config", f["missing"]], 2),
+        },
+        "probe": {
+            "ok": no_server,
+            "findings": (probe, 1),
+            "bad usage": (["probe", "--provider", "openai"], 2),
+            "bad input": (
+                ["probe", "--provider", "openai", "--model", "m", "--key-env", "NO_SUCH_KEY_VAR"],
+                2,
+            ),
+        },
+        "demo": {
+            "ok": (["demo", "--out", f["empty"] + "-demo"], 0),
+            "findings": "a walk-through: nothing to find",
+            "bad usage": (["demo", "--timout", "1"], 2),
+            "bad input": (["demo", "--out", f["png"]], 2),
+        },
+    }
+
+
+def _with_outputs(cells: dict[str, dict[str, Cell]]) -> dict[str, dict[str, Cell]]:
+    """Full disk and closed stdout: the ok call (or the findings one) with its output gone."""
+    for row in cells.values():
+        source = next(row[c] for c in ("ok", "findings") if not isinstance(row.get(c, ""), str))
+        assert not isinstance(source, str)
+        for case in ("full disk", "closed stdout"):
+            row.setdefault(case, (source[0], 2))
+    return cells
+
+
+FILES = ("png", "clean", "stale", "broken", "unformatted", "failing", "gap", "empty", "cache")
+NAMES = list(matrix(dict.fromkeys((*FILES, "missing"), "")))
+
+
+def test_the_matrix_has_every_command_and_every_case() -> None:
+    assert sorted(NAMES) == sorted(COMMANDS)
+    for row in matrix(dict.fromkeys((*FILES, "missing"), "")).values():
+        assert set(CASES[:4]) <= set(row)
+
+
+def _cases() -> list[tuple[str, str]]:
+    """Every (command, case): the six of every command, and those only some have (`mcp call`'s
+    tool error)."""
+    rows = _with_outputs(matrix(dict.fromkeys((*FILES, "missing"), "")))
+    return [(command, case) for command, row in rows.items() for case in row]
+
+
+def _run(argv: list[str], case: str, home: Path) -> tuple[int, str]:
+    """The command as a real process; stdout to /dev/full, closed, or /dev/null."""
+    stdout: Any = subprocess.DEVNULL
+    preexec = None
+    if case == "full disk":
+        stdout = open("/dev/full", "wb")  # noqa: SIM115 (closed below)
+    elif case == "closed stdout":
+        preexec = lambda: os.close(1)  # noqa: E731
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "visiongate", *argv], cwd=ROOT, env=environment(home),
+            stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, text=True,
+            timeout=180, check=False, preexec_fn=preexec,
+        )  # fmt: skip
+    finally:
+        if case == "full disk":
+            stdout.close()
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(("command", "case"), _cases())
+def test_each_command_exits_as_the_table_says(
+    command: str,
+    case: str,
+    files: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cell = _with_outputs(matrix(files))[command][case]
+    if isinstance(cell, str):
+        pytest.skip(cell)
+    argv, expected = cell
+    assert expected in ALLOWED[case], (command, case)
+    if case in ("full disk", "closed stdout"):
+        code, err = _run(argv, case, tmp_path)
+        why = "no space left on device" if case == "full disk" else "standard output is closed"
+        assert code == expected, err
+        assert f"cannot write the output: {why}" in err and no_traceback(err), err
+        return
+    code, _out, err = run(capsys, *argv)
+    assert code == expected, err
+    if expected == 2:
+        assert err.strip(), "a usage or input error says why on standard error"
+
+
+def _table(text: str) -> dict[int, str]:
+    return {int(code): meaning for code, meaning in re.findall(r"^ {2}(\d) {2}(.+)$", text, re.M)}
+
+
+def test_help_and_readme_list_exactly_the_codes_the_matrix_observes(files: dict[str, str]) -> None:
+    observed = {
+        cell[1]
+        for row in _with_outputs(matrix(files)).values()
+        for cell in row.values()
+        if not isinstance(cell, str)
+    }
+    shown = _table(EXIT_CODES)
+    assert set(shown) == observed == set(MEANINGS)
+    for code, meaning in MEANINGS.items():
+        assert shown[code].startswith(meaning), code
+    readme = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `(\d)` \| (.+?) \|$", readme, re.M))
+    assert {int(code) for code in rows} == observed
+    for code, meaning in MEANINGS.items():
+        assert rows[str(code)].startswith(meaning), code
