@@ -30,8 +30,6 @@ REASONS = {
     "route-refuses-images": "route refuses",
     "native-mode": "native mode",
     "auto-vision-model": "vision model",
-    "native-mode-unverified-route": "native mode, unverified route",
-    "native-mode-unverified-route-unknown-model": "unverified route, model not known to see",
     "auto-vision-model-unverified-route": "vision model, unverified route",
     "auto-aux-configured": "aux configured",
     "auto-model-not-known-to-see": "not known to see",
@@ -49,7 +47,7 @@ def hand_written(mode: str, catalog: str, aux: str, path: str) -> tuple[str, str
     elif path == "refuses":
         rule, lane = "route-refuses-images", "text"
     elif mode == "native":
-        rule, lane = _native_mode(catalog, path)
+        rule, lane = "native-mode", "native"
     elif aux == "set":
         rule, lane = "auto-aux-configured", "text"
     elif catalog == "vision":
@@ -58,14 +56,6 @@ def hand_written(mode: str, catalog: str, aux: str, path: str) -> tuple[str, str
     else:
         rule, lane = "auto-model-not-known-to-see", "text"
     return lane, rule, REASONS[rule]
-
-
-def _native_mode(catalog: str, path: str) -> tuple[str, str]:
-    if path == "accepts":
-        return "native-mode", "native"
-    if catalog == "vision":
-        return "native-mode-unverified-route", "native"
-    return "native-mode-unverified-route-unknown-model", "text"
 
 
 def hand_written_decision(gate: Gate) -> Callable[[str, str, str, str], Decision]:
