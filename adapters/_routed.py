@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -65,6 +65,9 @@ class RoutedResult:
     record: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     api: str | None = None
     """The payload shape the images were fitted and guarded for (None: the route's own)."""
+    sink: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
+    """The trace sink `record` was written to (None: not written, `trace=False`): rendering
+    that withholds more images writes the amended record there too."""
 
     @property
     def description(self) -> DescriptionNote | None:

@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from visiongate.shapes import shape_named
+
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
-from ._registry_types import Entry, Evidence, Limits, ModelAlias, Veto
+from ._registry_types import Entry, Evidence, Limits, MessageRule, ModelAlias, Veto
 
 __all__ = [
     "API_NAMES",
@@ -103,11 +105,23 @@ class ProviderRoute:
     """Where the evidence can be read, when the registry names it."""
     where: str = ""
     """`file:line` of the registry entry that decided, when one did."""
+    user_after_tool: str = "allowed"
+    """The provider's message-order rule for a user message right after a tool message:
+    `allowed`, `bridge` (rendering inserts an assistant turn) or `refuses`
+    (`visiongate.shapes` explains them)."""
+    message_rule: str = ""
+    """The rule's note, evidence and `file:line`, when a registry rule applies."""
 
     @property
     def path(self) -> str:
         """The `path` fact: `accepts`, `refuses` or `unverified`."""
         return path_of(self.accepts_tool_images, self.evidence)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            self.formats, self.max_image_base64, self.max_edge_px, self.max_images_per_request
+        )
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,7 @@ class ProviderRegistry:
     names: Mapping[str, str]
     """Every id and alias -> the registry id."""
     vetoes: tuple[Veto, ...] = ()
+    message_rules: tuple[MessageRule, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
 
     @classmethod
@@ -231,7 +246,22 @@ class ProviderRegistry:
         if veto is not None:
             reason = f"`{ref.model}` is vetoed: {veto.note}"
             answer = _Answer(answer.api, False, reason, self.label, veto.evidence)
-        return self._build(ref, entry, answer, entry is not None or declared is not None)
+        rule = self.message_rule(ref)
+        if rule is not None and answer.accepts and _rule_blocks(rule, answer.api):
+            reason = f"`{ref.model}` takes no user message after a tool message: {rule.note}"
+            answer = _Answer(answer.api, False, reason, self.label, rule.evidence)
+        route = self._build(ref, entry, answer, entry is not None or declared is not None)
+        if rule is None:
+            return route
+        where = f"{rule.note} ({rule.evidence.kind}, {rule.evidence.where})"
+        return replace(route, user_after_tool=rule.user_after_tool, message_rule=where)
+
+    def message_rule(self, ref: ModelRef) -> MessageRule | None:
+        """The first message-order rule for a located provider and model, if any."""
+        for rule in self.message_rules:
+            if rule.matches(ref.provider, ref.matched, ref.model):
+                return rule
+        return None
 
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
@@ -309,6 +339,11 @@ class ProviderRegistry:
             cites=answer.evidence.cites,
             where=answer.evidence.where,
         )
+
+
+def _rule_blocks(rule: MessageRule, api: str) -> bool:
+    """A rule that leaves no valid order for a shape whose images follow in a user message."""
+    return rule.user_after_tool == "refuses" and shape_named(api).user_follows_tool
 
 
 def _entry_answer(entry: Entry, model: str, vision: str, label: str) -> _Answer:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
+from visiongate.shapes import API_NAMES, USER_AFTER_TOOL
+
 from .._diagnostics import Diagnostic
 from .._validate import as_list, recode, strip_text
 from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
 
-API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
-"""The payload shapes an adapter knows how to build."""
+__all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 
 EVIDENCE: Final = ("documented", "field", "assumed")
 """What a registry verdict rests on, strongest first: a provider document, a production
@@ -61,11 +62,8 @@ def limits_schema() -> dict[str, Any]:
     }
 
 
-def _required_limits() -> dict[str, Any]:
-    return {key: {**rule, "required": True} for key, rule in limits_schema().items()}
-
-
-API_SCHEMA: dict[str, Any] = {**_required_limits(), "note": _NOTE}
+# A registry may override a shape's own limits (`visiongate.shapes`) for every provider.
+API_SCHEMA: dict[str, Any] = {**limits_schema(), "note": {**_NOTE, "required": False}}
 
 RULE_SCHEMA: dict[str, Any] = {
     "match": {**_PATTERNS, "required": True},
@@ -121,6 +119,19 @@ PROVIDER_SCHEMA: dict[str, Any] = {
     **limits_schema(),
 }
 
+MESSAGE_RULE_SCHEMA: dict[str, Any] = {
+    "provider": {**_PATTERNS, "default": ["*"]},
+    "model": {**_PATTERNS, "default": ["*"]},
+    "user_after_tool": {
+        "type": "string",
+        "required": True,
+        "allowed": [value for value in USER_AFTER_TOOL if value != "allowed"],
+    },
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
+    "note": _NOTE,
+}
+
 VETO_SCHEMA: dict[str, Any] = {
     "provider": {**_PATTERNS, "default": ["*"]},
     "model": {**_PATTERNS, "default": ["*"]},
@@ -140,10 +151,8 @@ REGISTRY_SCHEMA: dict[str, Any] = {
     },
     "apis": {
         "type": "dict",
-        "required": True,
-        "schema": {
-            name: {"type": "dict", "required": True, "schema": API_SCHEMA} for name in API_NAMES
-        },
+        "default": {},
+        "schema": {name: {"type": "dict", "schema": API_SCHEMA} for name in API_NAMES},
     },
     "providers": {
         "type": "dict",
@@ -152,6 +161,11 @@ REGISTRY_SCHEMA: dict[str, Any] = {
         "valuesrules": {"type": "dict", "schema": PROVIDER_SCHEMA},
     },
     "vetoes": {"type": "list", "default": [], "schema": {"type": "dict", "schema": VETO_SCHEMA}},
+    "message_rules": {
+        "type": "list",
+        "default": [],
+        "schema": {"type": "dict", "schema": MESSAGE_RULE_SCHEMA},
+    },
 }
 
 

@@ -8,17 +8,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entry", "Evidence", "Limits", "ModelAlias", "ModelRule", "Patterns", "Veto"]
+from visiongate.shapes import Limits
 
-
-@dataclass(frozen=True)
-class Limits:
-    """What one payload carries at most, and in which formats."""
-
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images_per_request: int
+__all__ = [
+    "Entry",
+    "Evidence",
+    "Limits",
+    "MessageRule",
+    "ModelAlias",
+    "ModelRule",
+    "Patterns",
+    "Veto",
+]
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,18 @@ class Veto:
     model: Patterns
     note: str
     evidence: Evidence
+
+
+@dataclass(frozen=True)
+class MessageRule:
+    """A message order a provider (or a model family on any provider) rejects, and the fix."""
+
+    provider: Patterns
+    model: Patterns
+    user_after_tool: str
+    """`bridge` (an assistant turn must come between) or `refuses` (no user message at all)."""
+    note: str
+    evidence: Evidence
+
+    def matches(self, provider: str, *models: str) -> bool:
+        return self.provider.matches(provider) and any(self.model.matches(m) for m in models)
