@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
+from ._keys import model_id, provider_key
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 
@@ -135,8 +136,8 @@ class ModelCatalog:
 
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
-        model = model.strip()
-        provider = provider.strip().lower()
+        model = model_id(model)
+        provider = provider_key(provider)
         if provider in self.providers:
             found = self._in_section(provider, model)
             if found is not None:

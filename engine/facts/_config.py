@@ -35,6 +35,7 @@ from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
 from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
 from ._config_providers import ProviderDeclaration, Sourced, read_declaration
+from ._keys import model_key, provider_key
 
 __all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
 
@@ -109,7 +110,7 @@ class AgentConfig:
     def base_url_for(self, provider: str) -> str | None:
         """The base URL the config gives for a provider (`providers.<id>.base_url`, else
         `model.base_url` when `model.provider` names it); None when it gives none."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         declared = self.providers.get(name)
         if declared is not None and declared.base_url:
             return declared.base_url
@@ -120,7 +121,7 @@ class AgentConfig:
         or names this one (case-insensitively)."""
         if self.main_vision is None:
             return None
-        if self.main_model is None or self.main_model.lower() == model.strip().lower():
+        if self.main_model is None or model_key(self.main_model) == model_key(model):
             return self.main_vision
         return None
 
@@ -336,5 +337,5 @@ class _Reader:
             spec = self.section(("providers", key))
             if spec:
                 declaration = read_declaration(self, key, spec)
-                declarations.setdefault(str(key).strip().lower(), declaration)
+                declarations.setdefault(provider_key(str(key)), declaration)
         return declarations

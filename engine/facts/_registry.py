@@ -29,6 +29,7 @@ from visiongate.shapes import shape_named
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
+from ._keys import model_id, provider_key
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
 from ._registry_types import Entry, Evidence, Limits, MessageRule, ModelAlias, Veto
 
@@ -191,14 +192,14 @@ class ProviderRegistry:
 
     def canonical(self, provider: str) -> str:
         """The registry id for a provider id or alias (normalized), else the normalized input."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self.names.get(name, name)
 
     def locate(self, provider: str, model: str, base_url: str | None = None) -> ModelRef:
         """Where a provider and model sit in the registry (see `ModelRef`)."""
         name = self._endpoint(self.canonical(provider), base_url)
         entry = self.entries.get(name)
-        model = model.strip()
+        model = model_id(model)
         stripped, notes = _strip_variants(model, entry.strip_variants if entry else ())
         alias = entry.alias_for(stripped) if entry is not None else None
         lookups = [(stripped, notes[0] if notes else "exact id")]

@@ -26,6 +26,7 @@ from typing import Final
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._config import AgentConfig, ProviderDeclaration, Sourced
+from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
 from ._routes import LearnedRoute, RouteOverlay
 
@@ -102,7 +103,7 @@ class FactResolver:
         found = self._memo.get(key)
         if found is not None:
             return found
-        resolved = self._resolve(provider.strip().lower(), model.strip())
+        resolved = self._resolve(provider_key(provider), model_id(model))
         with self._lock:
             if len(self._memo) >= self._memo_size:
                 del self._memo[next(iter(self._memo))]
@@ -116,7 +117,7 @@ class FactResolver:
 
     def declaration_for(self, provider: str) -> ProviderDeclaration | None:
         """What the config declares under `providers.<provider>` (by id or registry alias)."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self._declarations.get(name) or self._declarations.get(self.registry.canonical(name))
 
     def learn(self, route: LearnedRoute) -> LearnedRoute:
@@ -127,7 +128,7 @@ class FactResolver:
 
     def locate(self, provider: str, model: str) -> ModelRef:
         """Where a provider and model sit in the registry, with the config's base URL."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self.registry.locate(name, model, self.config.base_url_for(name))
 
     def _resolve(self, provider: str, model: str) -> ResolvedFacts:
