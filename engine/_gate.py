@@ -29,6 +29,7 @@ from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_
 from ._policy import source_sha256
 from ._vocabulary import FACTS, Cell
 from .facts._catalog import ModelCatalog
+from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
 from .facts._registry import ProviderRegistry
 from .facts._resolver import FactResolver, ResolvedFacts
@@ -394,7 +395,8 @@ def _fact_problem(cell: tuple[str, ...]) -> str:
 def _catalog(catalog: str | Path | ModelCatalog | None) -> ModelCatalog:
     if isinstance(catalog, ModelCatalog):
         return catalog
-    return ModelCatalog.bundled() if catalog is None else ModelCatalog.from_file(catalog)
+    # The newest of the bundled snapshot and `visiongate catalog update`'s copy (disk only).
+    return current_catalog() if catalog is None else ModelCatalog.from_file(catalog)
 
 
 def _routes(routes: RoutesSource, config: AgentConfig) -> RouteOverlay:

@@ -22,7 +22,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -37,6 +37,7 @@ Verdict = Literal["vision", "no_vision", "unknown"]
 BUNDLED_FILE: Final = "catalog/models-dev.json"
 CLOUD_SUFFIXES: Final = (":cloud", "-cloud")
 _REVISION = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
+_STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,10 @@ class ModelCatalog:
     _folded: Index
     _global_exact: Mapping[str, _Group]
     _global_folded: Mapping[str, _Group]
+    date: str = ""
+    """`YYYY-MM-DD` of the catalog's revision (bundled) or fetch (refreshed), when known."""
+    origin: str = "file"
+    """`bundled`, `refreshed` (fetched by `visiongate catalog update`) or `file`."""
 
     @classmethod
     def bundled(cls) -> ModelCatalog:
@@ -110,7 +115,9 @@ class ModelCatalog:
         return cls.from_text(read_source_file(path, kind="model catalog"), str(path))
 
     @classmethod
-    def from_text(cls, text: str, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+    def from_text(
+        cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
+    ) -> ModelCatalog:
         try:
             document = json.loads(text)
         except json.JSONDecodeError as error:
@@ -125,14 +132,30 @@ class ModelCatalog:
                     )
                 ]
             ) from error
-        return cls.from_document(document, file, label)
+        return cls.from_document(document, file, label, origin)
 
     @classmethod
-    def from_document(cls, document: Any, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+    def from_document(
+        cls, document: Any, file: str = "<catalog>", label: str = "", origin: str = "file"
+    ) -> ModelCatalog:
         """Build from a parsed api.json document; raise `PolicyError` for a wrong shape."""
         entries = _entries(document, file)
         source = document.get("_source") if isinstance(document.get("_source"), str) else file
-        return _build(entries, str(source), label or _label(str(source), file))
+        catalog = _build(entries, str(source), label or _label(str(source), file))
+        return replace(catalog, date=source_date(str(source)), origin=origin)
+
+    def section(self, provider: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The models a provider's section lists, with their `modalities.input`, sorted."""
+        name = provider_key(provider)
+        return tuple(
+            (entry.model, entry.inputs)
+            for (owner, _), entry in sorted(self._exact.items())
+            if owner == name
+        )
+
+    def model_paths(self) -> frozenset[str]:
+        """Every `provider/model` the catalog lists."""
+        return frozenset(entry.path for entry in self._exact.values())
 
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
@@ -199,12 +222,20 @@ def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> Cata
     return CatalogAnswer(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
 
 
+def source_date(source: str) -> str:
+    """The `YYYY-MM-DD` a catalog's `_source` line names (its revision's date), or ``."""
+    found = _STAMP.search(_REVISION.sub("", source))
+    return found.group(1) if found else ""
+
+
 def _label(source: str, file: str) -> str:
     revision = _REVISION.search(source)
     short = revision.group(1) if revision else ""
+    date = source_date(source)
+    of = f" of {date}" if date else ""
     if file == BUNDLED_FILE:
-        return f"models.dev snapshot {short}".strip()
-    return f"catalog {Path(file).name}" + (f" {short}" if short else "")
+        return f"models.dev snapshot {short}".strip() + of
+    return f"catalog {Path(file).name}" + (f" {short}" if short else "") + of
 
 
 def _shape_error(file: str, message: str, path: tuple[str | int, ...] = ()) -> PolicyError:
@@ -291,7 +322,7 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
 @functools.lru_cache(maxsize=1)
 def _bundled_catalog() -> ModelCatalog:
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ModelCatalog.from_text(text, BUNDLED_FILE)
+    return ModelCatalog.from_text(text, BUNDLED_FILE, origin="bundled")
 
 
 def snapshot_text(document: Mapping[str, Any]) -> str:

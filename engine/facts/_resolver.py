@@ -110,6 +110,11 @@ class FactResolver:
             self._memo[key] = resolved
         return resolved
 
+    def use_catalog(self, catalog: ModelCatalog) -> None:
+        """Decide with another catalog from now on (a refreshed one); drops the memo."""
+        self.catalog = catalog
+        self.forget()
+
     def forget(self) -> None:
         """Drop every memoized resolution (after an input changed, e.g. a learned route)."""
         with self._lock:
