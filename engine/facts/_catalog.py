@@ -18,11 +18,12 @@ Look-up order, first hit wins:
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -30,7 +31,7 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
-from ._keys import model_id, provider_key
+from ._keys import model_id, model_key, provider_key
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 
@@ -99,6 +100,12 @@ class ModelCatalog:
     _folded: Index
     _global_exact: Mapping[str, _Group]
     _global_folded: Mapping[str, _Group]
+    variants: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Variant suffixes (`free` for `:free`) whose every (variant, base) pair in this catalog
+    lists the same input as its base, with the number of such pairs: a variant the catalog
+    does not list is read as its base model."""
+    _near: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Built on the first did-you-mean: section (or `*`) -> skeleton -> ids."""
     date: str = ""
     """`YYYY-MM-DD` of the catalog's revision (bundled) or fetch (refreshed), when known."""
     origin: str = "file"
@@ -167,8 +174,44 @@ class ModelCatalog:
                 return found
         return self._across_providers(provider, model)
 
+    def near(self, provider: str, model: str) -> str | None:
+        """A listed id close to `model` (a typo: a doubled or dropped letter, a vowel, a
+        separator), in the provider's section, else in any; None when there is none."""
+        if not self._near:
+            self._near.update(_near_index(self._exact.values()))
+        name, wanted = provider_key(provider), model_key(model)
+        for section in (name, "*"):
+            close = [
+                found
+                for found in self._near.get(section, {}).get(_skeleton(model), ())
+                if model_key(found) != wanted
+            ]
+            if close:
+                return max(close, key=lambda found: _similarity(found, model))
+        return None
+
+    def _candidates(self, model: str) -> tuple[tuple[str, str], ...]:
+        """The ids to try, in order, with how each one was derived: the id itself first (the
+        catalog's own entry wins), then the id without a cloud suffix or input-preserving
+        variant suffix."""
+        found = [(model, "exact id")]
+        for suffix in CLOUD_SUFFIXES:
+            if model.lower().endswith(suffix) and len(model) > len(suffix):
+                found.append((model[: -len(suffix)], f"without {suffix} suffix"))
+        base, colon, suffix = model.rpartition(":")
+        pairs = self.variants.get(suffix.lower(), 0) if colon and base else 0
+        if pairs:
+            found.append(
+                (
+                    base,
+                    f"`:{suffix}` variant read as `{base}`: in this catalog the {pairs} "
+                    f"`:{suffix}` variants listed have their base model's input",
+                )
+            )
+        return tuple(found)
+
     def _in_section(self, provider: str, model: str) -> CatalogAnswer | None:
-        for candidate, how in _candidates(model):
+        for candidate, how in self._candidates(model):
             entry = self._exact.get((provider, candidate))
             if entry is not None:
                 return _answer(entry, how)
@@ -179,7 +222,7 @@ class ModelCatalog:
 
     def _across_providers(self, provider: str, model: str) -> CatalogAnswer:
         listed = provider in self.providers
-        for candidate, how in _candidates(model):
+        for candidate, how in self._candidates(model):
             group = self._global_exact.get(candidate)
             if group is not None:
                 return _global_answer(group, how, listed, provider)
@@ -188,14 +231,6 @@ class ModelCatalog:
                 return _global_answer(group, _folded_how(how), listed, provider)
         where = f"not in `{provider}` nor" if listed else "not"
         return CatalogAnswer("unknown", None, f"{where} in any provider's section")
-
-
-def _candidates(model: str) -> tuple[tuple[str, str], ...]:
-    """The ids to try, in order, with how each one was derived."""
-    for suffix in CLOUD_SUFFIXES:
-        if model.lower().endswith(suffix) and len(model) > len(suffix):
-            return ((model, "exact id"), (model[: -len(suffix)], f"without {suffix} suffix"))
-    return ((model, "exact id"),)
 
 
 def _folded_how(how: str) -> str:
@@ -310,6 +345,7 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
         label=label,
         providers=frozenset(entry.provider for entry in entries),
         model_count=len(entries),
+        variants=MappingProxyType(_preserving_variants(exact)),
         _exact=MappingProxyType(exact),
         _folded=MappingProxyType(folded),
         _global_exact=MappingProxyType({key: _Group.of(group) for key, group in by_id.items()}),
@@ -317,6 +353,51 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
             {key: _Group.of(group) for key, group in by_folded.items()}
         ),
     )
+
+
+MIN_VARIANT_PAIRS: Final = 2
+"""How many (variant, base) pairs must list the same input, and none differ, for a variant
+suffix to be read as its base model."""
+
+
+def _preserving_variants(exact: Mapping[tuple[str, str], _Entry]) -> dict[str, int]:
+    agree: dict[str, int] = {}
+    differ: set[str] = set()
+    for (provider, model), entry in exact.items():
+        base, colon, suffix = model.rpartition(":")
+        found = exact.get((provider, base)) if colon and base else None
+        if found is None:
+            continue
+        if found.inputs == entry.inputs:
+            agree[suffix.lower()] = agree.get(suffix.lower(), 0) + 1
+        else:
+            differ.add(suffix.lower())
+    return {s: n for s, n in sorted(agree.items()) if n >= MIN_VARIANT_PAIRS and s not in differ}
+
+
+_VOWELS: Final = str.maketrans("", "", "aeiou")
+
+
+def _skeleton(model: str) -> str:
+    """An id without case, separators, vowels or doubled letters: typos of one id share it."""
+    letters = "".join(ch for ch in model.lower() if ch.isalnum()).translate(_VOWELS)
+    return "".join(ch for i, ch in enumerate(letters) if i == 0 or letters[i - 1] != ch)
+
+
+def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...]]]:
+    index: dict[str, dict[str, list[str]]] = {}
+    for entry in entries:
+        skeleton = _skeleton(entry.model)
+        for section in (entry.provider, "*"):
+            index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
+    return {
+        section: {key: tuple(dict.fromkeys(ids)) for key, ids in table.items()}
+        for section, table in index.items()
+    }
+
+
+def _similarity(found: str, model: str) -> float:
+    return difflib.SequenceMatcher(None, found.lower(), model.lower()).ratio()
 
 
 @functools.lru_cache(maxsize=1)

@@ -23,7 +23,7 @@ YAML, or not a mapping, stops loading.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -34,7 +34,7 @@ from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
 from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
-from ._config_providers import ProviderDeclaration, Sourced, read_declaration
+from ._config_providers import ProviderDeclaration, Sourced, custom_name, read_declaration
 from ._keys import model_key, provider_key
 
 __all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
@@ -70,6 +70,12 @@ class AgentConfig:
     diagnostics: tuple[Diagnostic, ...] = ()
     routes_file: str | None = None
     """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
+    model_overrides: Mapping[str, Sourced[bool | None]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """`model_overrides.<model>.supports_vision` by folded model id (any provider's)."""
+    catalog_refresh: bool = False
+    """`visiongate.catalog_refresh`: a long-running process (the proxy) refreshes the catalog."""
 
     @classmethod
     def empty(cls) -> AgentConfig:
@@ -115,6 +121,11 @@ class AgentConfig:
         if declared is not None and declared.base_url:
             return declared.base_url
         return self.main_base_url if self.main_provider == name else None
+
+    def model_override(self, provider: str, model: str) -> Sourced[bool | None] | None:
+        """`model_overrides` for `model`, keyed by the model id or by `provider/model`."""
+        found = self.model_overrides.get(model_key(f"{provider}/{model}"))
+        return found if found is not None else self.model_overrides.get(model_key(model))
 
     def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
         """`model.supports_vision`, if it applies to `model`: the config names no main model,
@@ -167,6 +178,8 @@ class _Reader:
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(self.providers()),
+            model_overrides=MappingProxyType(self.model_overrides()),
+            catalog_refresh=self.catalog_refresh(),
             diagnostics=tuple(self.diagnostics + self.unknown()),
         )
 
@@ -302,6 +315,11 @@ class _Reader:
             return name, None
         return name, self.boolean(section["supports_vision"], ("model", "supports_vision"))
 
+    def catalog_refresh(self) -> bool:
+        path: DocumentPath = ("visiongate", "catalog_refresh")
+        raw = self.section(path[:1]).get(path[1])
+        return bool(raw is not None and self.boolean(raw, path).value)
+
     def embed_target(self) -> Sourced[int | None]:
         path: DocumentPath = ("vision", "embed_target_bytes")
         raw = self.section(path[:1]).get(path[1])
@@ -332,10 +350,53 @@ class _Reader:
         return Sourced(value, f"{where}: {value}")
 
     def providers(self) -> dict[str, ProviderDeclaration]:
+        """`providers.<id>` entries, then the `custom_providers` list (the production agent's
+        legacy form; a `providers` entry of the same name wins)."""
         declarations: dict[str, ProviderDeclaration] = {}
         for key in self.section(("providers",)):
             spec = self.section(("providers", key))
             if spec:
-                declaration = read_declaration(self, key, spec)
+                declaration = read_declaration(self, ("providers", key), spec)
                 declarations.setdefault(provider_key(str(key)), declaration)
+        for index, spec in self.custom_providers():
+            name = custom_name(spec.get("name"))
+            declaration = read_declaration(self, ("custom_providers", index), spec)
+            declarations.setdefault(name, declaration)
         return declarations
+
+    def custom_providers(self) -> list[tuple[int, Mapping[Any, Any]]]:
+        """The entries of `custom_providers` that are usable, with their index."""
+        raw = self.data.get("custom_providers")
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            self.warn(
+                "config-not-list",
+                "`custom_providers` must be a list of providers, ignored",
+                ("custom_providers",),
+                "write each provider as a list item: `- name: my-endpoint`",
+            )
+            return []
+        usable = []
+        for index, spec in enumerate(raw):
+            if isinstance(spec, Mapping) and custom_name(spec.get("name")):
+                usable.append((index, spec))
+                continue
+            self.warn(
+                "custom-provider-unnamed",
+                f"`custom_providers[{index}]` has no `name`, ignored",
+                ("custom_providers", index),
+                "give it `name:`, the provider id decisions are asked for",
+            )
+        return usable
+
+    def model_overrides(self) -> dict[str, Sourced[bool | None]]:
+        """`model_overrides.<model>.supports_vision` (alias `vision`), by folded model id."""
+        overrides: dict[str, Sourced[bool | None]] = {}
+        for model in self.section(("model_overrides",)):
+            spec = self.section(("model_overrides", model))
+            word = "supports_vision" if "supports_vision" in spec else "vision"
+            if spec.get(word) is not None:
+                path = ("model_overrides", model, word)
+                overrides.setdefault(model_key(str(model)), self.boolean(spec[word], path))
+        return overrides

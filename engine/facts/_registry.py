@@ -135,8 +135,8 @@ class ModelRef:
     """The model as given, stripped."""
     matched: str
     """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
-    lookups: tuple[tuple[str, str], ...]
-    """Catalog ids to try, in order, each with how it was derived."""
+    lookups: tuple[tuple[str, str, str], ...]
+    """(catalog section, model id, how it was derived): the look-ups to try, in order."""
     catalog: str
     """The catalog section to look in."""
     notes: tuple[str, ...] = ()
@@ -202,13 +202,31 @@ class ProviderRegistry:
         model = model_id(model)
         stripped, notes = _strip_variants(model, entry.strip_variants if entry else ())
         alias = entry.alias_for(stripped) if entry is not None else None
-        lookups = [(stripped, notes[0] if notes else "exact id")]
+        catalog = entry.catalog if entry is not None else name
+        lookups = [(catalog, stripped, notes[0] if notes else "exact id")]
         if alias is not None:
             notes += (f"`{alias.alias}` points at `{alias.model}` ({alias.evidence.kind})",)
-            lookups.append((alias.model, f"alias of `{alias.model}`"))
-        catalog = entry.catalog if entry is not None else name
+            lookups.append((catalog, alias.model, f"alias of `{alias.model}`"))
         matched = alias.model if alias is not None else stripped
+        lookups += self._vendor_lookups(name, entry, matched)
         return ModelRef(name, model, matched, tuple(lookups), catalog, notes, alias)
+
+    def _vendor_lookups(
+        self, name: str, entry: Entry | None, model: str
+    ) -> list[tuple[str, str, str]]:
+        """Where else a vendor's own model is listed: a vendor-prefixed id (`xai/grok-4`) on
+        the vendor is its bare id; on a gateway it is the vendor's own section's id; a bare
+        id on a vendor is also how gateways list it (`xai/grok-4`, `x-ai/grok-4`)."""
+        prefix, slash, rest = model.partition("/")
+        if slash and rest:
+            owner = self.entries.get(self.canonical(prefix))
+            if owner is None:
+                return []
+            if owner.id == name:
+                return [(owner.catalog, rest, f"without the vendor prefix `{prefix}/`")]
+            own = (owner.catalog, rest, f"in the section of its vendor `{owner.id}`")
+            return [own, *_as_gateways_list(owner, rest, prefix)]
+        return _as_gateways_list(entry, model) if entry is not None else []
 
     def route(
         self,
@@ -340,6 +358,12 @@ class ProviderRegistry:
             cites=answer.evidence.cites,
             where=answer.evidence.where,
         )
+
+
+def _as_gateways_list(entry: Entry, model: str, given: str = "") -> list[tuple[str, str, str]]:
+    how = f"as gateways list `{entry.id}`'s own model"
+    spellings = [name for name in entry.vendor_names if name != given]
+    return [(entry.catalog, f"{spelling}/{model}", how) for spelling in spellings]
 
 
 def _rule_blocks(rule: MessageRule, api: str) -> bool:

@@ -270,4 +270,5 @@ def _build_entry(name: str, spec: Mapping[str, Any], loaded: LoadedYaml) -> Entr
         base_url_routes=tuple(
             (route["suffix"], route["provider"]) for route in spec.get("base_url_routes", [])
         ),
+        runtime=spec.get("runtime"),
     )

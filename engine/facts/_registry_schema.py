@@ -11,6 +11,7 @@ from .._diagnostics import Diagnostic
 from .._validate import as_list, recode, strip_text
 from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
+from ._runtimes import RUNTIMES
 
 __all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 
@@ -116,6 +117,7 @@ PROVIDER_SCHEMA: dict[str, Any] = {
     },
     "note": _NOTE,
     "models": {"type": "list", "schema": {"type": "dict", "schema": RULE_SCHEMA}},
+    "runtime": {"type": "string", "allowed": list(RUNTIMES)},
     **limits_schema(),
 }
 

@@ -86,6 +86,13 @@ class Entry:
     model_aliases: tuple[ModelAlias, ...] = ()
     base_url_routes: tuple[tuple[str, str], ...] = ()
     """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""
+    runtime: str | None = None
+    """A local runtime that can be asked what the model reads (`ollama`, `llamacpp`)."""
+
+    @property
+    def vendor_names(self) -> tuple[str, ...]:
+        """The id and aliases as gateways prefix this vendor's models (`xai/`, `x-ai/`)."""
+        return (self.id, *self.aliases)
 
     def alias_for(self, model: str) -> ModelAlias | None:
         folded = model.lower()

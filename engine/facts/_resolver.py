@@ -17,7 +17,9 @@ input that changes at run time, the routes overlay, is keyed into the memo by it
 
 from __future__ import annotations
 
+import difflib
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -25,12 +27,17 @@ from typing import Final
 
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
-from ._config import AgentConfig, ProviderDeclaration, Sourced
+from ._catalog_store import facts_cache_dir
+from ._config import AgentConfig, ProviderDeclaration
 from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
 from ._routes import LearnedRoute, RouteOverlay
+from ._runtimes import RuntimeProbe
+from ._vision import Inputs, resolve_vision
 
 MEMO_SIZE: Final = 4096
+NEAR_NAME: Final = 0.8
+"""How close (difflib ratio) an unknown provider id must be to a known one to be a typo."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,9 @@ class ResolvedFacts:
     """What the catalog said, when it was asked (the config did not answer first)."""
     cell: Cell
     """The facts as a decision-table cell: (mode, catalog, aux, path)."""
+    expires: float | None = None
+    """When a local runtime's answer in these facts stops being fresh (epoch seconds): the
+    memo asks again after that. None: nothing here ages."""
 
 
 class FactResolver:
@@ -69,11 +79,14 @@ class FactResolver:
         *,
         memo_size: int = MEMO_SIZE,
         routes: RouteOverlay | None = None,
+        runtimes: RuntimeProbe | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
         self.registry = registry
         self.routes = routes if routes is not None else RouteOverlay(None)
+        self.runtimes = runtimes or RuntimeProbe(facts_cache_dir() / "runtimes.json")
+        self._generation = 0
         self._routes_version = self.routes.version
         self._memo: dict[tuple[str, str], ResolvedFacts] = {}
         self._memo_size = max(1, memo_size)
@@ -101,11 +114,14 @@ class FactResolver:
             self.forget()
         key = (provider, model)
         found = self._memo.get(key)
-        if found is not None:
+        if found is not None and (found.expires is None or time.time() < found.expires):
             return found
+        generation = self._generation
         resolved = self._resolve(provider_key(provider), model_id(model))
         with self._lock:
-            if len(self._memo) >= self._memo_size:
+            if generation != self._generation:
+                return resolved  # an input changed meanwhile: do not keep the old answer
+            if len(self._memo) >= self._memo_size and key not in self._memo:
                 del self._memo[next(iter(self._memo))]
             self._memo[key] = resolved
         return resolved
@@ -118,6 +134,7 @@ class FactResolver:
     def forget(self) -> None:
         """Drop every memoized resolution (after an input changed, e.g. a learned route)."""
         with self._lock:
+            self._generation += 1
             self._memo.clear()
 
     def declaration_for(self, provider: str) -> ProviderDeclaration | None:
@@ -140,14 +157,17 @@ class FactResolver:
         config = self.config
         declaration = self.declaration_for(provider)
         ref = self.locate(provider, model)
-        catalog, catalog_line, answer, model_warnings, vision = self._catalog(
-            ref, declaration, model
-        )
+        inputs = Inputs(config, self.catalog, self.registry, self.runtimes)
+        vision = resolve_vision(inputs, provider, ref, declaration, model)
+        catalog = vision.value
+        declared = vision.declared
         route = self.registry.route_ref(
             ref,
             declaration.override if declaration is not None else None,
             vision=catalog,
-            declared_vision=vision.provenance if vision is not None and vision.value else None,
+            declared_vision=declared.provenance
+            if declared is not None and declared.value
+            else None,
         )
         route = self._learned(route, ref)
         facts = {
@@ -158,11 +178,13 @@ class FactResolver:
         }
         provenance = {
             "mode": config.mode.provenance,
-            "catalog": catalog_line,
+            "catalog": vision.provenance,
             "aux": config.aux.provenance,
             "path": f"{route.source}: {route.reason}",
         }
         provider_warnings = declaration.warnings if declaration is not None else ()
+        if not route.known and declaration is None:
+            provider_warnings += self._provider_suggestion(provider)
         if self.routes.problem is not None:
             provider_warnings += (self.routes.problem,)
         return ResolvedFacts(
@@ -170,12 +192,26 @@ class FactResolver:
             model=model,
             facts=MappingProxyType(facts),
             provenance=MappingProxyType(provenance),
-            warnings=self._global_warnings + provider_warnings + model_warnings,
+            warnings=self._global_warnings + provider_warnings + vision.warnings,
             route=route,
             embed_target_bytes=config.embed_target_bytes.value,
             embed_target_provenance=config.embed_target_bytes.provenance,
-            catalog_answer=answer,
+            catalog_answer=vision.answer,
             cell=(facts["mode"], catalog, facts["aux"], route.path),
+            expires=vision.expires,
+        )
+
+    def _provider_suggestion(self, provider: str) -> tuple[str, ...]:
+        """A did-you-mean warning for a provider neither the registry nor the catalog knows."""
+        if provider in self.catalog.providers:
+            return ()
+        known = sorted({*self.registry.names, *self.catalog.providers})
+        close = difflib.get_close_matches(provider, known, n=1, cutoff=NEAR_NAME)
+        if not close:
+            return ()
+        return (
+            f"provider `{provider}` is in neither {self.registry.label} nor the catalog, so "
+            f"its route refuses: did you mean `{close[0]}`?",
         )
 
     def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
@@ -193,40 +229,3 @@ class FactResolver:
             where="",
             known=True,
         )
-
-    def _catalog(
-        self, ref: ModelRef, declaration: ProviderDeclaration | None, model: str
-    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...], Sourced[bool | None] | None]:
-        """(fact, provenance, catalog answer, warnings, config declaration) for `catalog`."""
-        main = self.config.main_vision_for(model)
-        if main is not None and main.value is not None:
-            return _vision(main.value), main.provenance, None, (), main
-        declared = declaration.model_vision(model) if declaration is not None else None
-        if declared is not None and declared.value is not None:
-            return _vision(declared.value), declared.provenance, None, (), declared
-        warnings = declared.warnings if declared is not None else ()
-        answer, note = self._lookup(ref)
-        return answer.verdict, self._catalog_line(answer, ref, note), answer, warnings, None
-
-    def _lookup(self, ref: ModelRef) -> tuple[CatalogAnswer, str]:
-        """The first catalog answer that knows the model, over the located ids in order."""
-        answer, note = CatalogAnswer("unknown"), ""
-        for candidate, how in ref.lookups:
-            answer, note = self.catalog.lookup(ref.catalog, candidate), how
-            if answer.verdict != "unknown":
-                break
-        return answer, "" if note == "exact id" else note
-
-    def _catalog_line(self, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
-        label = self.catalog.label
-        if answer.verdict == "unknown":
-            notes = "; ".join(ref.notes)
-            extra = f"; {notes}" if notes else ""
-            return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
-        hows = [how for how in (answer.how, note) if how and how != "exact id"]
-        how = f" ({'; '.join(hows)})" if hows else ""
-        return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
-
-
-def _vision(value: bool) -> str:
-    return "vision" if value else "no_vision"
