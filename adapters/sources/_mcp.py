@@ -216,6 +216,7 @@ def _compose(read: ReadResult, outcome: _Outcome, clean: ToolResult, described: 
     if read.hidden_texts:
         lines.append(hidden_note(read.hidden_texts))
     lines += outcome.notes
+    lines += clean.dropped
     structured = clean.structured_content
     if structured is not None and not _text_carries(clean, structured):
         lines.append(json_line("structured content", structured))

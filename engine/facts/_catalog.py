@@ -117,6 +117,12 @@ class ModelCatalog:
         return _bundled_catalog()
 
     @classmethod
+    def empty(cls, label: str = "no catalog") -> ModelCatalog:
+        """A catalog that knows no model (every look-up is `unknown`)."""
+        nothing: Mapping[Any, Any] = MappingProxyType({})
+        return cls(f"<{label}>", label, frozenset(), 0, nothing, nothing, nothing, nothing)
+
+    @classmethod
     def from_file(cls, path: str | Path) -> ModelCatalog:
         """Load any api.json-shaped file; raise `PolicyError` when it cannot be read or used."""
         return cls.from_text(read_source_file(path, kind="model catalog"), str(path))

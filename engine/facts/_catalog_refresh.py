@@ -62,7 +62,8 @@ class CatalogRefresher:
     def wait_time(self) -> float:
         """Seconds until the next attempt: the copy's remaining TTL, or the backoff."""
         if self.failures:
-            return min(self.first_backoff * 2 ** (self.failures - 1), max(self.ttl, 1.0))
+            backoff = self.first_backoff * 2.0 ** (self.failures - 1)
+            return float(min(backoff, max(self.ttl, 1.0)))
         try:
             age = self.clock() - refreshed_path(self.cache).stat().st_mtime
         except OSError:

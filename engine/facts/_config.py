@@ -342,10 +342,19 @@ class _Reader:
             )
         clamped = clamp_embed_target(value)
         if clamped != value:
+            bound = "smallest" if clamped > value else "largest"
+            warning = self.warn(
+                "clamped-byte-count",
+                f"`{value}` is outside the byte budgets the native lane takes, "
+                f"clamped to the {bound}, {clamped}",
+                path,
+                f"write a whole number of bytes between {EMBED_TARGET_MIN} and {EMBED_TARGET_MAX}",
+            )
             return Sourced(
                 clamped,
                 f"{where}: {value} clamped to {clamped} "
                 f"(range {EMBED_TARGET_MIN}..{EMBED_TARGET_MAX})",
+                (warning,),
             )
         return Sourced(value, f"{where}: {value}")
 

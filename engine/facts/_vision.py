@@ -59,15 +59,13 @@ def resolve_vision(
         return VisionFact(_vision(declared.value), declared.provenance, declared=declared)
     warnings = declared.warnings if declared is not None else ()
     runtime = _ask_runtime(inputs, provider, ref)
+    expires = inputs.runtimes.expires(runtime) if runtime is not None else None
     if runtime is not None and runtime.verdict != "unknown":
-        expires = inputs.runtimes.expires(runtime)
         return VisionFact(runtime.verdict, runtime.provenance, None, warnings, None, expires)
     answer, note = _lookup(inputs.catalog, ref)
     line = _catalog_line(inputs.catalog, answer, ref, note)
-    expires = None
     if runtime is not None:
         line = f"{runtime.provenance}; {line}"
-        expires = inputs.runtimes.expires(runtime)
     if answer.verdict == "unknown":
         warnings += _suggestion(inputs.catalog, ref)
     return VisionFact(answer.verdict, line, answer, warnings, None, expires)
