@@ -19,6 +19,16 @@ EVIDENCE: Final = ("documented", "field", "assumed")
 """What a registry verdict rests on, strongest first: a provider document, a production
 agent's allow-list or user reports, or nothing but the API's general shape."""
 
+EVIDENCE_MEANS: Final = {
+    "documented": "a provider document says so",
+    "field": "a production agent ships the route open or users report it; no provider document",
+    "assumed": "nobody says either way; the verdict follows the API's general shape",
+    "declared": "the agent config declares it",
+    "learned": "the provider rejected images on this machine",
+    "probed": "a probe on this machine showed it",
+}
+"""What each kind of evidence rests on (for `registry show`)."""
+
 CITED_EVIDENCE: Final = ("documented", "field")
 """Evidence that must name its source in `cites`."""
 
