@@ -127,7 +127,8 @@ def test_decide_with_an_invalid_mode_fails_closed_and_exits_3(
     assert code == 3
     assert "lane:    text" in out
     assert "invalid value `txet` (did you mean `text`?): failing closed" in out
-    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in out
+    # Warnings go to standard error, where a person looks while stdout is piped.
+    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in err
     assert "error[invalid-mode]: `txet` is not an image input mode" in err
     code, out, _err = run(
         capsys,

@@ -62,3 +62,30 @@ def test_a_real_case_gets_its_lane_for_the_stated_evidence(
         assert any(case["want_warning"] in warning for warning in record["warnings"]), record[
             "warnings"
         ]
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "hint"),
+    [
+        ("openruter", "anthropic/claude-sonnet-4.5", "did you mean `openrouter`?"),
+        ("anthropic", "claude-sonet-4-5", "did you mean `claude-sonnet-4-5`?"),
+    ],
+)
+def test_a_misspelt_name_is_warned_about_in_the_record_and_on_stderr(
+    capsys: pytest.CaptureFixture[str], provider: str, model: str, hint: str
+) -> None:
+    # Regression (issue 24): a misspelt provider or model failed closed to text, exit 0, with
+    # no word about it anywhere.
+    from visiongate.cli import main
+
+    assert main(["decide", "--provider", provider, "--model", model, "--json"]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record["lane"] == "text"
+    assert any(hint in warning for warning in record["warnings"])
+    assert hint in captured.err and captured.err.startswith("visiongate decide: warning: ")
+
+
+def test_a_model_with_no_near_name_gets_no_suggestion() -> None:
+    gate = Gate.load(routes=False)
+    assert gate.decide("openrouter", "my-team/vision-alias").warnings == ()
