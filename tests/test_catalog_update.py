@@ -200,3 +200,50 @@ def test_decide_makes_no_network_access(
     assert gate.decide("anthropic", NEW_MODEL).lane == "native"
     assert decide_json(capsys, "--provider", "openai", "--model", "gpt-4o")["lane"] == "native"
     assert attempts == []
+
+
+def test_a_background_refresh_swaps_the_catalog_without_blocking_decisions(
+    server: str, cache: Path
+) -> None:
+    from visiongate.engine.facts._catalog_refresh import CatalogRefresher
+
+    gate = Gate.load(routes=False)
+    assert gate.decide("anthropic", NEW_MODEL).lane == "text"
+    hanging = CatalogRefresher(gate.resolver, ttl=0, deadline=2, url=f"{server}/hang")
+    hanging.start()
+    started = time.monotonic()
+    for _ in range(200):
+        gate.decide("openrouter", f"x/{_}")  # a fetch in flight costs a decision nothing
+    assert time.monotonic() - started < 1
+    hanging.stop()
+    refresher = CatalogRefresher(gate.resolver, ttl=3600, url=f"{server}/good")
+    refresher.start()
+    deadline = time.monotonic() + 10
+    while gate.resolver.catalog.origin != "refreshed" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    refresher.stop()
+    assert gate.resolver.catalog.origin == "refreshed"
+    assert gate.decide("anthropic", NEW_MODEL).lane == "native"
+    assert refresher.wait_time() > 3000  # fresh: the next look is a TTL away
+
+
+def test_a_failed_refresh_keeps_the_catalog_and_backs_off(server: str, cache: Path) -> None:
+    from visiongate.engine.facts._catalog_refresh import CatalogRefresher
+
+    gate = Gate.load(routes=False)
+    before = gate.resolver.catalog
+    refresher = CatalogRefresher(gate.resolver, url=f"{server}/500", first_backoff=300)
+    assert refresher.wait_time() == 0  # never refreshed: due now
+    assert refresher.run_once() is False and refresher.run_once() is False
+    assert gate.resolver.catalog is before
+    assert refresher.wait_time() == 600 and "HTTP 500" in (refresher.last_error or "")
+
+
+def test_the_proxy_refreshes_only_when_the_config_asks() -> None:
+    from visiongate.engine.facts._config import AgentConfig
+
+    assert AgentConfig.from_mapping({"visiongate": {"catalog_refresh": True}}).catalog_refresh
+    assert not AgentConfig.from_mapping({}).catalog_refresh
+    typo = AgentConfig.from_mapping({"visiongate": {"catalog_refesh": True}})
+    assert not typo.catalog_refresh
+    assert any("did you mean `catalog_refresh`?" in warning for warning in typo.warnings)
