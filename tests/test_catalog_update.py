@@ -247,3 +247,20 @@ def test_the_proxy_refreshes_only_when_the_config_asks() -> None:
     typo = AgentConfig.from_mapping({"visiongate": {"catalog_refesh": True}})
     assert not typo.catalog_refresh
     assert any("did you mean `catalog_refresh`?" in warning for warning in typo.warnings)
+
+
+def test_choosing_the_refreshed_catalog_does_not_load_the_bundled_one(cache: Path) -> None:
+    # The CLI's `decide --provider --model` loads one catalog per call, whichever is newer.
+    from visiongate.engine.facts import _catalog
+    from visiongate.engine.facts._catalog import snapshot_text
+
+    document = json.loads(catalog_with_a_new_model())
+    document["_fetched"] = {"date": "2026-12-01T00:00:00Z", "url": "https://models.dev/api.json"}
+    refreshed_path().parent.mkdir(parents=True)
+    refreshed_path().write_text(snapshot_text(document))
+    _catalog._bundled_catalog.cache_clear()
+    try:
+        assert current_catalog().origin == "refreshed"
+        assert _catalog._bundled_catalog.cache_info().currsize == 0
+    finally:
+        ModelCatalog.bundled()

@@ -185,15 +185,12 @@ class ModelCatalog:
         separator), in the provider's section, else in any; None when there is none."""
         if not self._near:
             self._near.update(_near_index(self._exact.values()))
-        name, wanted = provider_key(provider), model_key(model)
+        name, skeleton = provider_key(provider), _skeleton(model)
         for section in (name, "*"):
-            close = [
-                found
-                for found in self._near.get(section, {}).get(_skeleton(model), ())
-                if model_key(found) != wanted
-            ]
+            found = self._near.get(section, {}).get(skeleton)
+            close = [item for item in found or () if model_key(item) != model_key(model)]
             if close:
-                return max(close, key=lambda found: _similarity(found, model))
+                return max(close, key=lambda item: _similarity(item, model))
         return None
 
     def _candidates(self, model: str) -> tuple[tuple[str, str], ...]:
@@ -381,21 +378,30 @@ def _preserving_variants(exact: Mapping[tuple[str, str], _Entry]) -> dict[str, i
     return {s: n for s, n in sorted(agree.items()) if n >= MIN_VARIANT_PAIRS and s not in differ}
 
 
-_VOWELS: Final = str.maketrans("", "", "aeiou")
+_DROPPED: Final = str.maketrans(
+    "", "", "aeiou" + "".join(chr(c) for c in range(128) if not chr(c).isalnum())
+)
+_REPEATS: Final = re.compile(r"(.)\1+")
 
 
 def _skeleton(model: str) -> str:
-    """An id without case, separators, vowels or doubled letters: typos of one id share it."""
-    letters = "".join(ch for ch in model.lower() if ch.isalnum()).translate(_VOWELS)
-    return "".join(ch for i, ch in enumerate(letters) if i == 0 or letters[i - 1] != ch)
+    """An id without case, separators or vowels: `claude-sonet-4-5` is `cldsnt45`."""
+    return model.lower().translate(_DROPPED)
+
+
+def _skeletons(model: str) -> set[str]:
+    """The keys a listed id is indexed under: its skeleton, and that without doubled letters,
+    so a typo that drops a letter of a pair (`sonet`) finds it too."""
+    skeleton = _skeleton(model)
+    return {skeleton, _REPEATS.sub(r"\1", skeleton)}
 
 
 def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...]]]:
     index: dict[str, dict[str, list[str]]] = {}
     for entry in entries:
-        skeleton = _skeleton(entry.model)
-        for section in (entry.provider, "*"):
-            index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
+        for skeleton in _skeletons(entry.model):
+            for section in (entry.provider, "*"):
+                index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
     return {
         section: {key: tuple(dict.fromkeys(ids)) for key, ids in table.items()}
         for section, table in index.items()

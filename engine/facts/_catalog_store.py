@@ -22,13 +22,14 @@ import os
 import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._diagnostics import PolicyError
 from .._files import replace_file
-from ._catalog import ModelCatalog, snapshot_text, source_date
+from ._catalog import BUNDLED_FILE, ModelCatalog, snapshot_text, source_date
 from ._fetch import FetchError, bounded_request
 
 __all__ = [
@@ -140,9 +141,15 @@ def _load_refreshed(path: Path) -> ModelCatalog:
 
 
 def _bundled_stamp() -> str:
-    """The bundled snapshot's revision time, UTC, from its `_source` line."""
-    catalog = ModelCatalog.bundled()
-    return _utc(_stamp_of(catalog.source)) or catalog.date
+    """The bundled snapshot's revision time, UTC, from its `_source` line (the file's first
+    entry), read without parsing the snapshot: choosing must not load both catalogs."""
+    with (resources.files("visiongate.policies") / BUNDLED_FILE).open(encoding="utf-8") as stream:
+        head = stream.read(_HEAD)
+    for line in head.splitlines()[1:3]:
+        if line.startswith('"_source":'):
+            source = json.loads(line.removeprefix('"_source":').rstrip(","))
+            return _utc(_stamp_of(str(source)))
+    return ""
 
 
 def _fetched_stamp(path: Path) -> str:

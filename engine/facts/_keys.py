@@ -13,9 +13,12 @@ from __future__ import annotations
 __all__ = ["model_id", "model_key", "provider_key", "route_key"]
 
 
+import functools
+
 CUSTOM_PREFIX = "custom:"
 
 
+@functools.lru_cache(maxsize=4096)  # called several times per resolution, with few distinct ids
 def provider_key(provider: str) -> str:
     """A provider id as every look-up compares it."""
     name = provider.strip().lower()

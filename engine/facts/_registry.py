@@ -143,6 +143,11 @@ class ModelRef:
     """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
     alias: ModelAlias | None = None
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What vetoes and message rules match: the matched id, and the id as given if other."""
+        return (self.matched,) if self.matched == self.model else (self.matched, self.model)
+
 
 @dataclass(frozen=True)
 class _Answer:
@@ -277,8 +282,9 @@ class ProviderRegistry:
 
     def message_rule(self, ref: ModelRef) -> MessageRule | None:
         """The first message-order rule for a located provider and model, if any."""
-        for rule in self.message_rules:
-            if rule.matches(ref.provider, ref.matched, ref.model):
+        names = ref.names
+        for rule in self._message_rules_for(ref.provider):
+            if any(rule.model.matches(name) for name in names):
                 return rule
         return None
 
@@ -293,12 +299,19 @@ class ProviderRegistry:
         return name
 
     def _veto(self, ref: ModelRef) -> Veto | None:
-        for veto in self.vetoes:
-            if veto.provider.matches(ref.provider) and (
-                veto.model.matches(ref.matched) or veto.model.matches(ref.model)
-            ):
+        names = ref.names
+        for veto in self._vetoes_for(ref.provider):
+            if any(veto.model.matches(name) for name in names):
                 return veto
         return None
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 (an immutable registry, a bounded cache)
+    def _vetoes_for(self, provider: str) -> tuple[Veto, ...]:
+        return tuple(veto for veto in self.vetoes if veto.provider.matches(provider))
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 (an immutable registry, a bounded cache)
+    def _message_rules_for(self, provider: str) -> tuple[MessageRule, ...]:
+        return tuple(rule for rule in self.message_rules if rule.provider.matches(provider))
 
     def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
         answer = _entry_answer(entry, ref.matched, vision, self.label)
