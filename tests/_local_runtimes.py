@@ -69,6 +69,18 @@ class Runtime:
         return f"http://127.0.0.1:{self.port}"
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, document: dict[str, Any]) -> None:
+    body = json.dumps(document).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json; charset=utf-8")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up (a deadline): nothing to answer
+
+
 def _ollama_handler(runtime: Runtime) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
@@ -89,15 +101,7 @@ def _ollama_handler(runtime: Runtime) -> type[BaseHTTPRequestHandler]:
             self._answer(200, _show(model, capabilities or ["completion", "vision"]))
 
         def _answer(self, status: int, document: dict[str, Any]) -> None:
-            body = json.dumps(document).encode()
-            try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json; charset=utf-8")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, document)
 
     return Handler
 
@@ -127,15 +131,7 @@ def _llamacpp_handler(runtime: Runtime) -> type[BaseHTTPRequestHandler]:
             )
 
         def _answer(self, status: int, document: dict[str, Any]) -> None:
-            body = json.dumps(document).encode()
-            try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json; charset=utf-8")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, document)
 
     return Handler
 

@@ -31,7 +31,7 @@ from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._keys import model_id, provider_key
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
-from ._registry_types import Entry, Evidence, Limits, MessageRule, ModelAlias, Veto
+from ._registry_types import Entry, Evidence, Limits, MessageRule, ModelAlias, Patterns, Veto
 
 __all__ = [
     "API_NAMES",
@@ -282,11 +282,8 @@ class ProviderRegistry:
 
     def message_rule(self, ref: ModelRef) -> MessageRule | None:
         """The first message-order rule for a located provider and model, if any."""
-        names = ref.names
-        for rule in self._message_rules_for(ref.provider):
-            if any(rule.model.matches(name) for name in names):
-                return rule
-        return None
+        _, rules = self._for_provider(ref.provider)
+        return next((rule for rule in rules if _matches(rule.model, ref)), None)
 
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
@@ -299,19 +296,16 @@ class ProviderRegistry:
         return name
 
     def _veto(self, ref: ModelRef) -> Veto | None:
-        names = ref.names
-        for veto in self._vetoes_for(ref.provider):
-            if any(veto.model.matches(name) for name in names):
-                return veto
-        return None
+        vetoes, _ = self._for_provider(ref.provider)
+        return next((veto for veto in vetoes if _matches(veto.model, ref)), None)
 
     @functools.lru_cache(maxsize=512)  # noqa: B019 (an immutable registry, a bounded cache)
-    def _vetoes_for(self, provider: str) -> tuple[Veto, ...]:
-        return tuple(veto for veto in self.vetoes if veto.provider.matches(provider))
-
-    @functools.lru_cache(maxsize=512)  # noqa: B019 (an immutable registry, a bounded cache)
-    def _message_rules_for(self, provider: str) -> tuple[MessageRule, ...]:
-        return tuple(rule for rule in self.message_rules if rule.provider.matches(provider))
+    def _for_provider(self, provider: str) -> tuple[tuple[Veto, ...], tuple[MessageRule, ...]]:
+        """The vetoes and message rules whose provider patterns match `provider`."""
+        return (
+            tuple(veto for veto in self.vetoes if veto.provider.matches(provider)),
+            tuple(rule for rule in self.message_rules if rule.provider.matches(provider)),
+        )
 
     def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
         answer = _entry_answer(entry, ref.matched, vision, self.label)
@@ -371,6 +365,10 @@ class ProviderRegistry:
             cites=answer.evidence.cites,
             where=answer.evidence.where,
         )
+
+
+def _matches(patterns: Patterns, ref: ModelRef) -> bool:
+    return any(patterns.matches(name) for name in ref.names)
 
 
 def _as_gateways_list(entry: Entry, model: str, given: str = "") -> list[tuple[str, str, str]]:

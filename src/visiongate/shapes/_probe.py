@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["CALL_ID", "DESCRIPTION", "PROMPT", "TOOL", "empty_parameters"]
+__all__ = ["CALL_ID", "DESCRIPTION", "PROMPT", "TOOL", "empty_parameters", "messages_body"]
 
 TOOL: Final = "read_screen"
 CALL_ID: Final = "call_visiongate_probe"
@@ -18,3 +18,16 @@ DESCRIPTION: Final = "Shows what is on the screen now."
 
 def empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
+
+
+def messages_body(
+    model: str, tool: dict[str, Any], call: dict[str, Any], result: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A messages-API request (Anthropic, OpenAI Chat): the prompt, the model's call of the
+    tool (`call`, the assistant message), then the tool result being probed."""
+    return {
+        "model": model,
+        "max_tokens": 64,
+        "tools": [tool],
+        "messages": [{"role": "user", "content": PROMPT}, call, *result],
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._probe import CALL_ID, DESCRIPTION, PROMPT, TOOL, empty_parameters
+from ._probe import CALL_ID, DESCRIPTION, TOOL, empty_parameters, messages_body
 from ._shape import Limits, Message, Parts, Probe, Shape, one_user_message
 
 __all__ = ["SHAPE"]
@@ -36,16 +36,7 @@ def _render(parts: Parts) -> list[Message]:
 def _probe_body(model: str, result: list[Message]) -> dict[str, Any]:
     call = {"type": "tool_use", "id": CALL_ID, "name": TOOL, "input": {}}
     tool = {"name": TOOL, "description": DESCRIPTION, "input_schema": empty_parameters()}
-    return {
-        "model": model,
-        "max_tokens": 64,
-        "tools": [tool],
-        "messages": [
-            {"role": "user", "content": PROMPT},
-            {"role": "assistant", "content": [call]},
-            *result,
-        ],
-    }
+    return messages_body(model, tool, {"role": "assistant", "content": [call]}, result)
 
 
 def _probe_reply(body: Mapping[str, Any]) -> str:

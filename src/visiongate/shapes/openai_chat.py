@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._probe import CALL_ID, DESCRIPTION, PROMPT, TOOL, empty_parameters
+from ._probe import CALL_ID, DESCRIPTION, TOOL, empty_parameters, messages_body
 from ._shape import Limits, Message, Parts, Probe, Shape, bearer, data_url
 
 __all__ = ["SHAPE"]
@@ -53,16 +53,8 @@ def _probe_body(model: str, result: list[Message]) -> dict[str, Any]:
         "type": "function",
         "function": {"name": TOOL, "description": DESCRIPTION, "parameters": empty_parameters()},
     }
-    return {
-        "model": model,
-        "max_tokens": 64,
-        "tools": [tool],
-        "messages": [
-            {"role": "user", "content": PROMPT},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            *result,
-        ],
-    }
+    turn = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return messages_body(model, tool, turn, result)
 
 
 def _probe_reply(body: Mapping[str, Any]) -> str:
