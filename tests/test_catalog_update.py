@@ -264,3 +264,16 @@ def test_choosing_the_refreshed_catalog_does_not_load_the_bundled_one(cache: Pat
         assert _catalog._bundled_catalog.cache_info().currsize == 0
     finally:
         ModelCatalog.bundled()
+
+
+def test_the_catalog_commands_json_follows_their_schemas(
+    server: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from _cli_helpers import validate_output
+
+    capsys.readouterr()
+    assert main(["catalog", "update", "--url", f"{server}/good", "--json"]) == 0
+    validate_output("catalog-update", json.loads(capsys.readouterr().out))
+    for argv in (["anthropic"], ["anthropic", NEW_MODEL], ["openruter"]):
+        main(["catalog", "show", *argv, "--json"])
+        validate_output("catalog-show", json.loads(capsys.readouterr().out))
