@@ -32,6 +32,7 @@ from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
 from .facts._registry import ProviderRegistry
+from .facts._registry_types import build
 from .facts._resolver import FactResolver, ResolvedFacts
 from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
 
@@ -152,14 +153,15 @@ _CONTEXTS_PER_STATE = 4096
 
 
 def _context(state: _State, resolved: ResolvedFacts) -> DecisionContext:
-    context = DecisionContext(
-        state.ref,
-        resolved.provenance,
-        resolved.warnings + state.warnings,
-        resolved.provider,
-        resolved.model,
-        resolved,
-        state.compiled.policy,
+    context = build(  # a never-seen pair's context: without the frozen __init__'s cost
+        DecisionContext,
+        policy=state.ref,
+        provenance=resolved.provenance,
+        warnings=resolved.warnings + state.warnings,
+        provider=resolved.provider,
+        model=resolved.model,
+        resolved=resolved,
+        full_policy=state.compiled.policy,
     )
     if len(state.contexts) >= _CONTEXTS_PER_STATE:
         state.contexts.clear()

@@ -205,7 +205,7 @@ def test_decide_makes_no_network_access(
 def test_a_background_refresh_swaps_the_catalog_without_blocking_decisions(
     server: str, cache: Path
 ) -> None:
-    from visiongate.engine.facts._catalog_refresh import CatalogRefresher
+    from visiongate.engine.facts._catalog_store import CatalogRefresher
 
     gate = Gate.load(routes=False)
     assert gate.decide("anthropic", NEW_MODEL).lane == "text"
@@ -228,7 +228,7 @@ def test_a_background_refresh_swaps_the_catalog_without_blocking_decisions(
 
 
 def test_a_failed_refresh_keeps_the_catalog_and_backs_off(server: str, cache: Path) -> None:
-    from visiongate.engine.facts._catalog_refresh import CatalogRefresher
+    from visiongate.engine.facts._catalog_store import CatalogRefresher
 
     gate = Gate.load(routes=False)
     before = gate.resolver.catalog

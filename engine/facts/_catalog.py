@@ -18,7 +18,6 @@ Look-up order, first hit wins:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -31,7 +30,8 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
-from ._keys import model_id, model_key, provider_key
+from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
+from ._registry_types import build
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 
@@ -84,6 +84,8 @@ class _Group:
 
 
 Index = Mapping[tuple[str, str], _Entry]
+Candidates = tuple[tuple[str, str], ...]
+"""(id to try, how it was derived), in order."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,26 +176,27 @@ class ModelCatalog:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
         model = model_id(model)
         provider = provider_key(provider)
+        candidates = self._candidates(model)
         if provider in self.providers:
-            found = self._in_section(provider, model)
+            found = self._in_section(provider, candidates)
             if found is not None:
                 return found
-        return self._across_providers(provider, model)
+        return self._across_providers(provider, model, candidates)
 
     def near(self, provider: str, model: str) -> str | None:
         """A listed id close to `model` (a typo: a doubled or dropped letter, a vowel, a
         separator), in the provider's section, else in any; None when there is none."""
         if not self._near:
             self._near.update(_near_index(self._exact.values()))
-        name, skeleton = provider_key(provider), _skeleton(model)
+        name, skeleton = provider_key(provider), typo_key(model)
         for section in (name, "*"):
             found = self._near.get(section, {}).get(skeleton)
             close = [item for item in found or () if model_key(item) != model_key(model)]
             if close:
-                return max(close, key=lambda item: _similarity(item, model))
+                return max(close, key=lambda item: similarity(item, model))
         return None
 
-    def _candidates(self, model: str) -> tuple[tuple[str, str], ...]:
+    def _candidates(self, model: str) -> Candidates:
         """The ids to try, in order, with how each one was derived: the id itself first (the
         catalog's own entry wins), then the id without a cloud suffix or input-preserving
         variant suffix."""
@@ -213,8 +216,8 @@ class ModelCatalog:
             )
         return tuple(found)
 
-    def _in_section(self, provider: str, model: str) -> CatalogAnswer | None:
-        for candidate, how in self._candidates(model):
+    def _in_section(self, provider: str, candidates: Candidates) -> CatalogAnswer | None:
+        for candidate, how in candidates:
             entry = self._exact.get((provider, candidate))
             if entry is not None:
                 return _answer(entry, how)
@@ -223,9 +226,9 @@ class ModelCatalog:
                 return _answer(entry, _folded_how(how))
         return None
 
-    def _across_providers(self, provider: str, model: str) -> CatalogAnswer:
+    def _across_providers(self, provider: str, model: str, candidates: Candidates) -> CatalogAnswer:
         listed = provider in self.providers
-        for candidate, how in self._candidates(model):
+        for candidate, how in candidates:
             group = self._global_exact.get(candidate)
             if group is not None:
                 return _global_answer(group, how, listed, provider)
@@ -233,7 +236,7 @@ class ModelCatalog:
             if group is not None:
                 return _global_answer(group, _folded_how(how), listed, provider)
         where = f"not in `{provider}` nor" if listed else "not"
-        return CatalogAnswer("unknown", None, f"{where} in any provider's section")
+        return _answer_of("unknown", None, f"{where} in any provider's section", ())
 
 
 def _folded_how(how: str) -> str:
@@ -241,7 +244,7 @@ def _folded_how(how: str) -> str:
 
 
 def _answer(entry: _Entry, how: str) -> CatalogAnswer:
-    return CatalogAnswer(entry.verdict, entry.path, how, entry.inputs)
+    return _answer_of(entry.verdict, entry.path, how, entry.inputs)
 
 
 def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> CatalogAnswer:
@@ -257,7 +260,13 @@ def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> Cata
             f"({vision} with image input, {count - vision} without)",
         )
     agree = "the only provider listing it" if count == 1 else f"all {count} providers agree"
-    return CatalogAnswer(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
+    return _answer_of(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
+
+
+def _answer_of(
+    verdict: Verdict, matched: str | None, how: str, inputs: tuple[str, ...]
+) -> CatalogAnswer:
+    return build(CatalogAnswer, verdict=verdict, matched=matched, how=how, inputs=inputs)
 
 
 def source_date(source: str) -> str:
@@ -378,38 +387,16 @@ def _preserving_variants(exact: Mapping[tuple[str, str], _Entry]) -> dict[str, i
     return {s: n for s, n in sorted(agree.items()) if n >= MIN_VARIANT_PAIRS and s not in differ}
 
 
-_DROPPED: Final = str.maketrans(
-    "", "", "aeiou" + "".join(chr(c) for c in range(128) if not chr(c).isalnum())
-)
-_REPEATS: Final = re.compile(r"(.)\1+")
-
-
-def _skeleton(model: str) -> str:
-    """An id without case, separators or vowels: `claude-sonet-4-5` is `cldsnt45`."""
-    return model.lower().translate(_DROPPED)
-
-
-def _skeletons(model: str) -> set[str]:
-    """The keys a listed id is indexed under: its skeleton, and that without doubled letters,
-    so a typo that drops a letter of a pair (`sonet`) finds it too."""
-    skeleton = _skeleton(model)
-    return {skeleton, _REPEATS.sub(r"\1", skeleton)}
-
-
 def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...]]]:
     index: dict[str, dict[str, list[str]]] = {}
     for entry in entries:
-        for skeleton in _skeletons(entry.model):
+        for skeleton in typo_keys(entry.model):
             for section in (entry.provider, "*"):
                 index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
     return {
         section: {key: tuple(dict.fromkeys(ids)) for key, ids in table.items()}
         for section, table in index.items()
     }
-
-
-def _similarity(found: str, model: str) -> float:
-    return difflib.SequenceMatcher(None, found.lower(), model.lower()).ratio()
 
 
 @functools.lru_cache(maxsize=1)

@@ -11,6 +11,12 @@ catalog raises `CatalogUpdateError` and leaves the stored copy as it was.
 Deciding never fetches: `current_catalog()` reads the newest valid of {bundled snapshot,
 refreshed copy} from disk, comparing their dates from the first line of each file (the
 snapshot format puts `_source` and `_fetched` first), so only one of them is parsed.
+
+A long-running process (the proxy) refreshes in the background (`CatalogRefresher`): a
+daemon thread wakes when the refreshed copy is older than the TTL (default 24 h), fetches
+with a hard deadline, and on success swaps the resolver's catalog (the memo is dropped). A
+failure keeps the catalog in use, is logged in one line, and the next attempt waits longer
+(from 5 minutes, doubling, capped at the TTL). Offline costs a logged line per attempt.
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ import json
 import logging
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from .._diagnostics import PolicyError
@@ -32,8 +40,13 @@ from .._files import replace_file
 from ._catalog import BUNDLED_FILE, ModelCatalog, snapshot_text, source_date
 from ._fetch import FetchError, bounded_request
 
+if TYPE_CHECKING:
+    from ._resolver import FactResolver
+
 __all__ = [
+    "DEFAULT_TTL",
     "DEFAULT_URL",
+    "CatalogRefresher",
     "CatalogUpdateError",
     "Updated",
     "catalog_url",
@@ -254,3 +267,81 @@ def _parsed(body: bytes, url: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise CatalogUpdateError(f"{url} is not a models.dev catalog: not an object of providers")
     return document
+
+
+# -- refreshing in the background -----------------------------------------------------------
+
+DEFAULT_TTL: Final = 24 * 3600.0
+FIRST_BACKOFF: Final = 300.0
+
+
+class CatalogRefresher:
+    """Keeps `resolver`'s catalog fresh from a daemon thread; `start()`, then `stop()`."""
+
+    def __init__(
+        self,
+        resolver: FactResolver,
+        *,
+        ttl: float = DEFAULT_TTL,
+        deadline: float = DEADLINE,
+        url: str | None = None,
+        cache: Path | None = None,
+        first_backoff: float = FIRST_BACKOFF,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.resolver = resolver
+        self.ttl = ttl
+        self.deadline = deadline
+        self.url = url
+        self.cache = cache
+        self.first_backoff = first_backoff
+        self.clock = clock
+        self.failures = 0
+        self.last_error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def wait_time(self) -> float:
+        """Seconds until the next attempt: the copy's remaining TTL, or the backoff."""
+        if self.failures:
+            backoff = self.first_backoff * 2.0 ** (self.failures - 1)
+            return float(min(backoff, max(self.ttl, 1.0)))
+        try:
+            age = self.clock() - refreshed_path(self.cache).stat().st_mtime
+        except OSError:
+            return 0.0
+        return max(0.0, self.ttl - age)
+
+    def run_once(self) -> bool:
+        """One attempt; True when the catalog was refreshed and is in use."""
+        try:
+            update_catalog(self.url, cache=self.cache, deadline=self.deadline)
+        except (CatalogUpdateError, OSError) as error:
+            self.failures += 1
+            self.last_error = str(error)
+            _LOG.warning(
+                "visiongate: catalog refresh failed (%s); keeping %s, next try in %.0f s",
+                error,
+                self.resolver.catalog.label,
+                self.wait_time(),
+            )
+            return False
+        self.failures, self.last_error = 0, None
+        self.resolver.use_catalog(current_catalog(self.cache))
+        return True
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="visiongate-catalog", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.wait_time()):
+            self.run_once()

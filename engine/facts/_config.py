@@ -124,6 +124,8 @@ class AgentConfig:
 
     def model_override(self, provider: str, model: str) -> Sourced[bool | None] | None:
         """`model_overrides` for `model`, keyed by the model id or by `provider/model`."""
+        if not self.model_overrides:
+            return None
         found = self.model_overrides.get(model_key(f"{provider}/{model}"))
         return found if found is not None else self.model_overrides.get(model_key(model))
 

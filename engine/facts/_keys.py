@@ -10,10 +10,21 @@ declarations). Every table keyed by a (provider, model) pair uses `route_key`.
 
 from __future__ import annotations
 
-__all__ = ["model_id", "model_key", "provider_key", "route_key"]
+__all__ = [
+    "model_id",
+    "model_key",
+    "provider_key",
+    "route_key",
+    "similarity",
+    "typo_key",
+    "typo_keys",
+]
 
 
+import difflib
 import functools
+import re
+from typing import Final
 
 CUSTOM_PREFIX = "custom:"
 
@@ -39,3 +50,27 @@ def model_key(model: str) -> str:
 def route_key(provider: str, model: str) -> tuple[str, str]:
     """The key of a (provider, model) pair in learned routes and caches."""
     return (provider_key(provider), model_key(model))
+
+
+# -- near misses: the did-you-mean keys ----------------------------------------------------------
+
+_DROPPED: Final = str.maketrans(
+    "", "", "aeiou" + "".join(chr(c) for c in range(128) if not chr(c).isalnum())
+)
+_REPEATS: Final = re.compile(r"(.)\1+")
+
+
+def typo_key(model: str) -> str:
+    """An id without case, separators or vowels: `claude-sonet-4-5` is `cldsnt45`."""
+    return model.lower().translate(_DROPPED)
+
+
+def typo_keys(model: str) -> set[str]:
+    """The keys a listed id is indexed under: its skeleton, and that without doubled letters,
+    so a typo that drops a letter of a pair (`sonet`) finds it too."""
+    skeleton = typo_key(model)
+    return {skeleton, _REPEATS.sub(r"\1", skeleton)}
+
+
+def similarity(found: str, model: str) -> float:
+    return difflib.SequenceMatcher(None, found.lower(), model.lower()).ratio()

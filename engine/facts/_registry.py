@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, NamedTuple, TypeVar
 
 from visiongate.shapes import shape_named
 
@@ -31,7 +31,15 @@ from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._keys import model_id, provider_key
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
-from ._registry_types import Entry, Evidence, Limits, MessageRule, ModelAlias, Patterns, Veto
+from ._registry_types import (
+    Entry,
+    Evidence,
+    Limits,
+    MessageRule,
+    ModelAlias,
+    Veto,
+    build,
+)
 
 __all__ = [
     "API_NAMES",
@@ -143,15 +151,10 @@ class ModelRef:
     """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
     alias: ModelAlias | None = None
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        """What vetoes and message rules match: the matched id, and the id as given if other."""
-        return (self.matched,) if self.matched == self.model else (self.matched, self.model)
 
-
-@dataclass(frozen=True)
-class _Answer:
-    """The decision part of a route, before the limits are attached."""
+class _Answer(NamedTuple):
+    """The decision part of a route, before the limits are attached (a named tuple: built for
+    every never-seen model, and a tuple is built in C)."""
 
     api: str
     accepts: bool
@@ -175,6 +178,9 @@ class ProviderRegistry:
     vetoes: tuple[Veto, ...] = ()
     message_rules: tuple[MessageRule, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    _applicable: dict[str, tuple[tuple[Veto, ...], tuple[MessageRule, ...]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def bundled(cls) -> ProviderRegistry:
@@ -214,7 +220,16 @@ class ProviderRegistry:
             lookups.append((catalog, alias.model, f"alias of `{alias.model}`"))
         matched = alias.model if alias is not None else stripped
         lookups += self._vendor_lookups(name, entry, matched)
-        return ModelRef(name, model, matched, tuple(lookups), catalog, notes, alias)
+        return build(
+            ModelRef,
+            provider=name,
+            model=model,
+            matched=matched,
+            lookups=tuple(lookups),
+            catalog=catalog,
+            notes=notes,
+            alias=alias,
+        )
 
     def _vendor_lookups(
         self, name: str, entry: Entry | None, model: str
@@ -278,12 +293,13 @@ class ProviderRegistry:
         if rule is None:
             return route
         where = f"{rule.note} ({rule.evidence.kind}, {rule.evidence.where})"
-        return replace(route, user_after_tool=rule.user_after_tool, message_rule=where)
+        rules = {"user_after_tool": rule.user_after_tool, "message_rule": where}
+        return build(ProviderRoute, **{**route.__dict__, **rules})
 
     def message_rule(self, ref: ModelRef) -> MessageRule | None:
         """The first message-order rule for a located provider and model, if any."""
         _, rules = self._for_provider(ref.provider)
-        return next((rule for rule in rules if _matches(rule.model, ref)), None)
+        return _first(rules, ref)
 
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
@@ -297,15 +313,20 @@ class ProviderRegistry:
 
     def _veto(self, ref: ModelRef) -> Veto | None:
         vetoes, _ = self._for_provider(ref.provider)
-        return next((veto for veto in vetoes if _matches(veto.model, ref)), None)
+        return _first(vetoes, ref)
 
-    @functools.lru_cache(maxsize=512)  # noqa: B019 (an immutable registry, a bounded cache)
     def _for_provider(self, provider: str) -> tuple[tuple[Veto, ...], tuple[MessageRule, ...]]:
-        """The vetoes and message rules whose provider patterns match `provider`."""
-        return (
-            tuple(veto for veto in self.vetoes if veto.provider.matches(provider)),
-            tuple(rule for rule in self.message_rules if rule.provider.matches(provider)),
-        )
+        """The vetoes and message rules whose provider patterns match `provider` (kept per
+        provider id: the patterns do not change, and this runs for every new model)."""
+        found = self._applicable.get(provider)
+        if found is None:
+            found = (
+                tuple(veto for veto in self.vetoes if veto.provider.matches(provider)),
+                tuple(rule for rule in self.message_rules if rule.provider.matches(provider)),
+            )
+            if len(self._applicable) < 1024:  # bounded: provider ids come from callers
+                self._applicable[provider] = found
+        return found
 
     def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
         answer = _entry_answer(entry, ref.matched, vision, self.label)
@@ -347,28 +368,54 @@ class ProviderRegistry:
         self, ref: ModelRef, entry: Entry | None, answer: _Answer, known: bool
     ) -> ProviderRoute:
         base = self.apis[answer.api]
-        own = entry.limits if entry is not None else {}
-        return ProviderRoute(
+        own = entry.limits if entry is not None and entry.limits else None
+        limits = base if own is None else _own_limits(base, own)
+        return build(
+            ProviderRoute,
             provider=ref.provider,
             model=ref.model,
             api=answer.api,
             accepts_tool_images=answer.accepts,
             reason=answer.reason,
-            formats=tuple(own.get("formats", base.formats)),
-            max_image_base64=own.get("max_image_base64", base.max_image_base64),
-            max_edge_px=own.get("max_edge_px", base.max_edge_px),
-            max_images_per_request=own.get("max_images_per_request", base.max_images_per_request),
+            formats=limits.formats,
+            max_image_base64=limits.max_image_base64,
+            max_edge_px=limits.max_edge_px,
+            max_images_per_request=limits.max_images_per_request,
             known=known,
             source=answer.source,
             catalog=ref.catalog,
             evidence=answer.evidence.kind,
             cites=answer.evidence.cites,
             where=answer.evidence.where,
+            user_after_tool="allowed",
+            message_rule="",
         )
 
 
-def _matches(patterns: Patterns, ref: ModelRef) -> bool:
-    return any(patterns.matches(name) for name in ref.names)
+def _own_limits(base: Limits, own: Mapping[str, Any]) -> Limits:
+    """A shape's limits with a provider's own over them."""
+    return Limits(
+        tuple(own.get("formats", base.formats)),
+        own.get("max_image_base64", base.max_image_base64),
+        own.get("max_edge_px", base.max_edge_px),
+        own.get("max_images_per_request", base.max_images_per_request),
+    )
+
+
+_Matched = TypeVar("_Matched", Veto, MessageRule)
+
+
+def _first(items: tuple[_Matched, ...], ref: ModelRef) -> _Matched | None:
+    """The first veto or rule whose model patterns match the model (plain loops: this runs
+    for every never-seen model)."""
+    if not items:
+        return None
+    names = (ref.matched,) if ref.matched == ref.model else (ref.matched, ref.model)
+    for item in items:
+        for name in names:
+            if item.model.matches(name):
+                return item
+    return None
 
 
 def _as_gateways_list(entry: Entry, model: str, given: str = "") -> list[tuple[str, str, str]]:

@@ -4,9 +4,11 @@
 |-----------|----------------------------------------------------------------------------------|
 | `mode`    | `agent.image_input_mode`, else `auto`                                            |
 | `aux`     | `auxiliary.vision` names a backend (provider not blank/`auto`, or model/base_url)|
-| `catalog` | `model.supports_vision` (main model) -> `providers.<p>.models.<m>.supports_vision` |
-|           | -> the model catalog (routing variants stripped, floating aliases followed)      |
-|           | -> `unknown`                                                                     |
+| `catalog` | `model.supports_vision` (main model) -> the provider's declaration              |
+|           | (`providers.<p>.models.<m>` or its `custom_providers` entry) -> `model_overrides` |
+|           | -> the local runtime, asked (Ollama, llama.cpp) -> the model catalog (routing    |
+|           | variants stripped, floating aliases followed, input-preserving variants read as  |
+|           | their base, vendor ids as gateways list them) -> `unknown`, with a did-you-mean  |
 | `path`    | a learned or probed verdict (`routes`) -> the provider registry, with the config's |
 |           | `providers.<p>.tool_result_images` and `supports_vision` declarations             |
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import difflib
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -28,12 +31,12 @@ from typing import Final
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._catalog_store import facts_cache_dir
-from ._config import AgentConfig, ProviderDeclaration
+from ._config import AgentConfig, ProviderDeclaration, Sourced
 from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
+from ._registry_types import build
 from ._routes import LearnedRoute, RouteOverlay
-from ._runtimes import RuntimeProbe
-from ._vision import Inputs, resolve_vision
+from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8
@@ -87,8 +90,11 @@ class FactResolver:
         self.routes = routes if routes is not None else RouteOverlay(None)
         self.runtimes = runtimes or RuntimeProbe(facts_cache_dir() / "runtimes.json")
         self._generation = 0
+        self._vision_inputs: Inputs | None = None
         self._routes_version = self.routes.version
-        self._memo: dict[tuple[str, str], ResolvedFacts] = {}
+        # Ordered, so the oldest entry leaves in O(1): `del d[next(iter(d))]` on a plain dict
+        # scans the holes earlier deletions left at its front.
+        self._memo: OrderedDict[tuple[str, str], ResolvedFacts] = OrderedDict()
         self._memo_size = max(1, memo_size)
         self._lock = threading.Lock()
         # A config may name a provider by an alias (`google` for `gemini`): index by registry id
@@ -122,9 +128,18 @@ class FactResolver:
             if generation != self._generation:
                 return resolved  # an input changed meanwhile: do not keep the old answer
             if len(self._memo) >= self._memo_size and key not in self._memo:
-                del self._memo[next(iter(self._memo))]
+                self._memo.popitem(last=False)
             self._memo[key] = resolved
         return resolved
+
+    def _inputs(self) -> Inputs:
+        """What the `catalog` fact reads, rebuilt only when the catalog (or the runtime probe)
+        was swapped."""
+        inputs = self._vision_inputs
+        if inputs is None or (inputs.catalog, inputs.runtimes) != (self.catalog, self.runtimes):
+            inputs = Inputs(self.config, self.catalog, self.registry, self.runtimes)
+            self._vision_inputs = inputs
+        return inputs
 
     def use_catalog(self, catalog: ModelCatalog) -> None:
         """Decide with another catalog from now on (a refreshed one); drops the memo."""
@@ -157,8 +172,7 @@ class FactResolver:
         config = self.config
         declaration = self.declaration_for(provider)
         ref = self.locate(provider, model)
-        inputs = Inputs(config, self.catalog, self.registry, self.runtimes)
-        vision = resolve_vision(inputs, provider, ref, declaration, model)
+        vision = resolve_vision(self._inputs(), provider, ref, declaration, model)
         catalog = vision.value
         declared = vision.declared
         route = self.registry.route_ref(
@@ -187,7 +201,8 @@ class FactResolver:
             provider_warnings += self._provider_suggestion(provider)
         if self.routes.problem is not None:
             provider_warnings += (self.routes.problem,)
-        return ResolvedFacts(
+        return build(
+            ResolvedFacts,
             provider=provider,
             model=model,
             facts=MappingProxyType(facts),
@@ -229,3 +244,129 @@ class FactResolver:
             where="",
             known=True,
         )
+
+
+# -- the `catalog` fact -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VisionFact:
+    value: str
+    """`vision`, `no_vision` or `unknown`."""
+    provenance: str
+    answer: CatalogAnswer | None = None
+    """What the catalog said, when it was asked."""
+    warnings: tuple[str, ...] = ()
+    declared: Sourced[bool | None] | None = None
+    """The config's declaration, when one answered."""
+    expires: float | None = None
+    """When a runtime's answer stops being fresh (epoch seconds); None when none was asked."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: AgentConfig
+    catalog: ModelCatalog
+    registry: ProviderRegistry
+    runtimes: RuntimeProbe
+
+
+def resolve_vision(
+    inputs: Inputs,
+    provider: str,
+    ref: ModelRef,
+    declaration: ProviderDeclaration | None,
+    model: str,
+) -> VisionFact:
+    config = inputs.config
+    declared = _declared(config, declaration, provider, model)
+    if declared is not None and declared.value is not None:
+        return _fact(_vision(declared.value), declared.provenance, declared=declared)
+    warnings = declared.warnings if declared is not None else ()
+    runtime = _ask_runtime(inputs, provider, ref)
+    expires = inputs.runtimes.expires(runtime) if runtime is not None else None
+    if runtime is not None and runtime.verdict != "unknown":
+        return _fact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
+    answer, note = _lookup(inputs.catalog, ref)
+    line = _catalog_line(inputs.catalog, answer, ref, note)
+    if runtime is not None:
+        line = f"{runtime.provenance}; {line}"
+    if answer.verdict == "unknown":
+        warnings += _suggestion(inputs.catalog, ref)
+    return _fact(answer.verdict, line, answer=answer, warnings=warnings, expires=expires)
+
+
+def _fact(
+    value: str,
+    provenance: str,
+    *,
+    answer: CatalogAnswer | None = None,
+    warnings: tuple[str, ...] = (),
+    declared: Sourced[bool | None] | None = None,
+    expires: float | None = None,
+) -> VisionFact:
+    return build(
+        VisionFact,
+        value=value,
+        provenance=provenance,
+        answer=answer,
+        warnings=warnings,
+        declared=declared,
+        expires=expires,
+    )
+
+
+def _declared(
+    config: AgentConfig, declaration: ProviderDeclaration | None, provider: str, model: str
+) -> Sourced[bool | None] | None:
+    """The first config declaration about the model that gives a value (or its warnings)."""
+    unusable = None
+    for found in (
+        config.main_vision_for(model),
+        declaration.model_vision(model) if declaration is not None else None,
+        config.model_override(provider, model),
+    ):
+        if found is not None and found.value is not None:
+            return found
+        unusable = unusable or found
+    return unusable
+
+
+def _ask_runtime(inputs: Inputs, provider: str, ref: ModelRef) -> RuntimeAnswer | None:
+    entry = inputs.registry.entries.get(ref.provider)
+    if entry is None or entry.runtime is None:
+        return None
+    base_url = inputs.config.base_url_for(provider) or default_base_url(entry.runtime)
+    return inputs.runtimes.ask(entry.runtime, base_url, ref.model)
+
+
+def _lookup(catalog: ModelCatalog, ref: ModelRef) -> tuple[CatalogAnswer, str]:
+    """The first catalog answer that knows the model, over the located ids in order."""
+    answer, note = CatalogAnswer("unknown"), ""
+    for section, candidate, how in ref.lookups:
+        answer, note = catalog.lookup(section, candidate), how
+        if answer.verdict != "unknown":
+            break
+    return answer, "" if note == "exact id" else note
+
+
+def _catalog_line(catalog: ModelCatalog, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
+    label = catalog.label
+    if answer.verdict == "unknown":
+        notes = "; ".join(ref.notes)
+        extra = f"; {notes}" if notes else ""
+        return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
+    hows = [how for how in (answer.how, note) if how and how != "exact id"]
+    how = f" ({'; '.join(hows)})" if hows else ""
+    return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
+
+
+def _suggestion(catalog: ModelCatalog, ref: ModelRef) -> tuple[str, ...]:
+    near = catalog.near(ref.catalog, ref.matched)
+    if near is None:
+        return ()
+    return (f"model `{ref.model}` is not in {catalog.label}: did you mean `{near}`?",)
+
+
+def _vision(value: bool) -> str:
+    return "vision" if value else "no_vision"

@@ -128,6 +128,8 @@ class RouteOverlay:
         """The recorded verdict for a provider and the first of `models` that has one."""
         self.refresh()
         routes = self._routes
+        if not routes:
+            return None
         for model in models:
             found = routes.get(route_key(provider, model))
             if found is not None:

@@ -84,8 +84,8 @@ def _update(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from visiongate.engine.facts._catalog_show import render_show, show_document
     from visiongate.engine.facts._catalog_store import current_catalog
+    from visiongate.engine.tooling._catalog_show import render_show, show_document
 
     catalog = guarded(current_catalog)
     if isinstance(catalog, int):

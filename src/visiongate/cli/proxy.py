@@ -188,7 +188,7 @@ def _options(
     if watch:
         gate.watch()
     if args.catalog is None and gate.resolver.config.catalog_refresh:
-        from visiongate.engine.facts._catalog_refresh import CatalogRefresher
+        from visiongate.engine.facts._catalog_store import CatalogRefresher
 
         CatalogRefresher(gate.resolver).start()  # a daemon thread, off the decide path
     options = ProxyOptions(

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from .._diagnostics import did_you_mean
-from ._catalog import ModelCatalog
-from ._catalog_store import refreshed_path
-from ._keys import model_id, provider_key
+from ..facts._catalog import ModelCatalog
+from ..facts._catalog_store import refreshed_path
+from ..facts._keys import model_id, provider_key
 
 __all__ = ["render_show", "show_document"]
 
