@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 from visiongate.shapes import shape_named
 
@@ -39,6 +39,7 @@ from ._registry_types import (
     ModelAlias,
     Veto,
     build,
+    limits_with,
 )
 
 __all__ = [
@@ -369,7 +370,7 @@ class ProviderRegistry:
     ) -> ProviderRoute:
         base = self.apis[answer.api]
         own = entry.limits if entry is not None and entry.limits else None
-        limits = base if own is None else _own_limits(base, own)
+        limits = base if own is None else limits_with(base, own)
         return build(
             ProviderRoute,
             provider=ref.provider,
@@ -390,16 +391,6 @@ class ProviderRegistry:
             user_after_tool="allowed",
             message_rule="",
         )
-
-
-def _own_limits(base: Limits, own: Mapping[str, Any]) -> Limits:
-    """A shape's limits with a provider's own over them."""
-    return Limits(
-        tuple(own.get("formats", base.formats)),
-        own.get("max_image_base64", base.max_image_base64),
-        own.get("max_edge_px", base.max_edge_px),
-        own.get("max_images_per_request", base.max_images_per_request),
-    )
 
 
 _Matched = TypeVar("_Matched", Veto, MessageRule)

@@ -27,12 +27,12 @@ from ._registry_schema import (
 from ._registry_types import (
     Entry,
     Evidence,
-    Limits,
     MessageRule,
     ModelAlias,
     ModelRule,
     Patterns,
     Veto,
+    limits_with,
 )
 
 __all__ = ["STAGES", "analyze_registry_text"]
@@ -182,19 +182,10 @@ def _evidence(spec: Mapping[str, Any], path: DocumentPath, loaded: LoadedYaml) -
     return Evidence(spec["evidence"], str(spec.get("cites", "")).strip(), where)
 
 
-def _limits(own: Limits, spec: Mapping[str, Any]) -> Limits:
-    """A shape's limits with the registry's overrides (`apis.<name>`) applied."""
-    return Limits(
-        tuple(spec.get("formats", own.formats)),
-        spec.get("max_image_base64", own.max_image_base64),
-        spec.get("max_edge_px", own.max_edge_px),
-        spec.get("max_images_per_request", own.max_images_per_request),
-    )
-
-
 def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) -> ProviderRegistry:
     apis = {
-        shape.name: _limits(shape.limits, document["apis"].get(shape.name, {})) for shape in SHAPES
+        shape.name: limits_with(shape.limits, document["apis"].get(shape.name, {}))
+        for shape in SHAPES
     }
     entries = {
         name: _build_entry(name, spec, loaded) for name, spec in document["providers"].items()

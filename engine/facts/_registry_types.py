@@ -13,6 +13,16 @@ from visiongate.shapes import Limits
 T = TypeVar("T")
 
 
+def limits_with(base: Limits, own: Mapping[str, Any]) -> Limits:
+    """A shape's limits with the ones a registry sets itself (a provider's, or `apis.<shape>`)."""
+    return Limits(
+        tuple(own.get("formats", base.formats)),
+        own.get("max_image_base64", base.max_image_base64),
+        own.get("max_edge_px", base.max_edge_px),
+        own.get("max_images_per_request", base.max_images_per_request),
+    )
+
+
 def build(cls: type[T], **values: Any) -> T:
     """An instance of the frozen dataclass `cls` from all of its fields, without its generated
     `__init__`: on the decide path, where a never-seen pair builds a route, a model reference
@@ -34,6 +44,7 @@ __all__ = [
     "Patterns",
     "Veto",
     "build",
+    "limits_with",
 ]
 
 
