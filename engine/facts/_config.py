@@ -175,7 +175,7 @@ class _Reader:
             aux=self.aux(),
             main_model=main_model,
             main_vision=main_vision,
-            main_provider=clean(main_section.get("provider")).lower() or None,
+            main_provider=provider_key(clean(main_section.get("provider"))) or None,
             main_base_url=clean(main_section.get("base_url")) or None,
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
             embed_target_bytes=self.embed_target(),
