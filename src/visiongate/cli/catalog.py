@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from visiongate.cli._common import UsageError, guarded, print_json
+from visiongate.cli._common import UsageError, print_json
 
 SCHEMA_VERSION = 1
 
@@ -55,8 +55,8 @@ def _update(args: argparse.Namespace) -> int:
     try:
         done = update_catalog(args.url, deadline=args.timeout)
     except CatalogUpdateError as error:
-        kept = guarded(current_catalog)
-        label = kept.label if not isinstance(kept, int) else "the bundled snapshot"
+        # `current_catalog` never raises: an unusable refreshed copy falls back to the bundled one.
+        label = current_catalog().label
         print(f"visiongate catalog: {error}; still using {label}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
@@ -87,10 +87,7 @@ def _show(args: argparse.Namespace) -> int:
     from visiongate.engine.facts._catalog_store import current_catalog
     from visiongate.engine.tooling._catalog_show import render_show, show_document
 
-    catalog = guarded(current_catalog)
-    if isinstance(catalog, int):
-        return catalog
-    document = show_document(catalog, args.provider, args.model)
+    document = show_document(current_catalog(), args.provider, args.model)
     if args.json:
         print_json({"schema_version": SCHEMA_VERSION, **document})
     else:
