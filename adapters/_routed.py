@@ -6,7 +6,7 @@ payload stage (`_payloads.py`) renders it for a provider API without deciding an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
@@ -92,6 +92,9 @@ class RoutedResult:
     """The payload shape the images were fitted and guarded for (None: the route's own)."""
     client: ClientParts = field(default_factory=ClientParts)
     """What the MCP client gets besides the model's text and images."""
+    sink: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
+    """The trace sink `record` was written to (None: not written, `trace=False`): rendering
+    that withholds more images writes the amended record there too."""
 
     @property
     def description(self) -> DescriptionNote | None:

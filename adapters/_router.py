@@ -11,7 +11,6 @@ what was done to the gate's trace: the record says what the payload will carry.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -23,10 +22,9 @@ from visiongate.engine import Gate
 from ._arguments import check_api, check_image, check_positive, check_route, check_seen_hashes
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
-from ._routed import RoutedResult, refuse_attached
+from ._routed import RoutedResult
 from .mcp._edge import read_tool_result
-from .payloads import Payload, ToolCall, Withheld, merge_turn, render_payload
-from .payloads._turn import tool_calls
+from .payloads import Payload, ToolCall, render_payload, render_turn
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
@@ -37,7 +35,6 @@ __all__ = ["Router"]
 
 _BACKENDS_KEPT: Final = 32
 _Listing = TypeVar("_Listing")
-_LOG: Final = logging.getLogger("visiongate")
 
 
 class Router:
@@ -178,18 +175,16 @@ class Router:
         """The provider tool-result message(s); `api` defaults to the shape the result was
         routed for. Rendering another shape can withhold more images (its formats and limits
         differ); then the record is written again, amended, so it never claims an image the
-        payload does not carry."""
+        payload does not carry (`render_payload` does the same)."""
         check_api(api)
-        payload = render_payload(
+        return render_payload(
             result,
             api,
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             registry=self._gate.resolver.registry,
+            trace=self._gate.trace,
         )
-        if payload.withheld and result.images and result.record:
-            self._gate.trace(_amended(result.record, payload.api, payload.withheld))
-        return payload
 
     def render_turn(self, results: Sequence[ToolCall], api: str | None = None) -> Payload:
         """The messages answering one assistant turn: `results` are `(routed, call_id)` or
@@ -198,10 +193,8 @@ class Router:
         message before the images for OpenAI Chat, one content of `functionResponse` parts
         for Gemini, ...). Records are amended as by `payload`."""
         check_api(api)
-        calls = tool_calls(results)
-        api = api or calls[0][0].api or calls[0][0].route.api
-        return merge_turn(
-            [self.payload(result, api, tool_call_id=i, tool_name=n) for result, i, n in calls]
+        return render_turn(
+            results, api, registry=self._gate.resolver.registry, trace=self._gate.trace
         )
 
     def bound_history(self, conversation: Sequence[Mapping[str, Any]], api: str) -> BoundedHistory:
@@ -271,7 +264,7 @@ class Router:
 
     def _traced(self, result: RoutedResult) -> RoutedResult:
         self._gate.trace(dict(result.record))
-        return result
+        return replace(result, sink=self._gate.trace)
 
     def _vision_factory(self, provider: str, model: str) -> Callable[[], VisionBackend]:
         if self._vision is not None:
@@ -293,18 +286,3 @@ class Router:
             if len(self._backends) >= _BACKENDS_KEPT:
                 del self._backends[next(iter(self._backends))]
             return self._backends.setdefault(key, backend)
-
-
-def _amended(record: Mapping[str, Any], api: str, withheld: Iterable[Withheld]) -> dict[str, Any]:
-    """`record` once a payload for `api` withheld more images: those move from `attached` to
-    `refused` (by their position among the attached images), and the record says why."""
-    amended = dict(record)
-    dropped = {item.index - 1: f"payload guard ({api}): {item.reason}" for item in withheld}
-    execution = refuse_attached(amended.get("execution") or {}, dropped)
-    execution["api"] = api
-    amended["execution"] = execution
-    amended["amended"] = f"rendered for `{api}`, which withheld {len(dropped)} image(s)"
-    _LOG.warning(
-        "visiongate: decision %s amended: %s", record.get("decision_id"), amended["amended"]
-    )
-    return amended

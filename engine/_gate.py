@@ -31,8 +31,10 @@ from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_
 from ._policy import source_sha256
 from ._vocabulary import FACTS, Cell
 from .facts._catalog import ModelCatalog
+from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
 from .facts._registry import ProviderRegistry
+from .facts._registry_types import build
 from .facts._resolver import FactResolver, ResolvedFacts
 from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
 
@@ -153,14 +155,15 @@ _CONTEXTS_PER_STATE = 4096
 
 
 def _context(state: _State, resolved: ResolvedFacts) -> DecisionContext:
-    context = DecisionContext(
-        state.ref,
-        resolved.provenance,
-        resolved.warnings + state.warnings,
-        resolved.provider,
-        resolved.model,
-        resolved,
-        state.compiled.policy,
+    context = build(  # a never-seen pair's context: without the frozen __init__'s cost
+        DecisionContext,
+        policy=state.ref,
+        provenance=resolved.provenance,
+        warnings=resolved.warnings + state.warnings,
+        provider=resolved.provider,
+        model=resolved.model,
+        resolved=resolved,
+        full_policy=state.compiled.policy,
     )
     if len(state.contexts) >= _CONTEXTS_PER_STATE:
         state.contexts.clear()
@@ -399,7 +402,8 @@ def _fact_problem(cell: tuple[str, ...]) -> str:
 def _catalog(catalog: str | Path | ModelCatalog | None) -> ModelCatalog:
     if isinstance(catalog, ModelCatalog):
         return catalog
-    return ModelCatalog.bundled() if catalog is None else ModelCatalog.from_file(catalog)
+    # The newest of the bundled snapshot and `visiongate catalog update`'s copy (disk only).
+    return current_catalog() if catalog is None else ModelCatalog.from_file(catalog)
 
 
 def _routes(routes: RoutesSource, config: AgentConfig) -> RouteOverlay:

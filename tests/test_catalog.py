@@ -81,7 +81,7 @@ def test_the_bundled_snapshot_is_loaded_once() -> None:
 def test_the_bundled_snapshot_names_its_source_and_licence() -> None:
     catalog = ModelCatalog.bundled()
     assert catalog.source.startswith("models.dev (MIT) at f3fc692")
-    assert catalog.label == "models.dev snapshot f3fc692"
+    assert catalog.label == "models.dev snapshot f3fc692 of 2026-07-02"
     assert catalog.model_count == 5276
     licence = (POLICIES / "catalog" / "LICENSE").read_text("utf-8")
     assert "MIT License" in licence

@@ -65,7 +65,7 @@ def test_a_misspelt_policy_key_is_found_by_directory_lint_policies_only_and_the_
     for argv in (["lint", "policies"], ["lint", "--strict", "--policies-only", str(misspelt)]):
         code, out, _err = run(capsys, *argv)
         assert code == 1, argv
-        assert "typo.yaml:18:1: error[unknown-key]: unknown key `polcy`" in out
+        assert "typo.yaml:25:1: error[unknown-key]: unknown key `polcy`" in out
         assert "1 file(s) linted: 2 error(s)" in out
 
 

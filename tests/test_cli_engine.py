@@ -90,7 +90,7 @@ def test_explain_prints_all_54_cells(capsys: pytest.CaptureFixture[str]) -> None
     code, out, _err = run(capsys, "explain")
     rows = [line for line in out.splitlines() if line.startswith(("auto ", "native ", "text "))]
     assert code == 0 and len(rows) == 54
-    assert out.strip().endswith("10 cell(s) native, 44 text")
+    assert out.strip().endswith("14 cell(s) native, 40 text")
     document = json.loads(run(capsys, "explain", "--json")[1])
     table = document["cells"]
     assert len(table) == 54 and {row["lane"] for row in table} == {"native", "text"}
@@ -127,7 +127,8 @@ def test_decide_with_an_invalid_mode_fails_closed_and_exits_3(
     assert code == 3
     assert "lane:    text" in out
     assert "invalid value `txet` (did you mean `text`?): failing closed" in out
-    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in out
+    # Warnings go to standard error, where a person looks while stdout is piped.
+    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in err
     assert "error[invalid-mode]: `txet` is not an image input mode" in err
     code, out, _err = run(
         capsys,

@@ -78,7 +78,7 @@ def test_same_lanes_exit_zero_and_report_rule_and_setting_changes(
     assert "execution.text.mcp: reference -> describe" in out
     assert "no cell changes lane" in out
     assert main(["diff", "default", "examples/trust-unknown-aliases"]) == 1
-    assert "same lane, other rule (6):" in capsys.readouterr().out
+    assert "same lane, other rule (4):" in capsys.readouterr().out
 
 
 def test_unreadable_and_invalid_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

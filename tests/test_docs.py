@@ -40,6 +40,7 @@ def test_generation_is_stable_and_free_of_dates() -> None:
     pages = {
         "default.md",
         "examples/describe-mcp.md",
+        "examples/native-needs-vision.md",
         "examples/never-pixels.md",
         "examples/strict-routes.md",
         "examples/trust-unknown-aliases.md",

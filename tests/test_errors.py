@@ -42,6 +42,8 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "CommandExit": None,
     "UsageError": None,
     "ArgumentError": ValueError,
+    "FetchError": None,
+    "CatalogUpdateError": None,
 }
 
 

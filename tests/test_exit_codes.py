@@ -198,6 +198,13 @@ def matrix(f: dict[str, str]) -> dict[str, dict[str, Cell]]:
             "bad usage": (["registry"], 2),
             "bad input": (["registry", "show", "anthropic", "--registry", f["missing"]], 2),
         },
+        "catalog": {
+            "ok": (["catalog", "show", "anthropic"], 0),
+            "findings": (["catalog", "show", "nosuchprovider"], 1),
+            "bad usage": (["catalog"], 2),
+            # A port nothing listens on: refused at once, the stored catalog stays.
+            "bad input": (["catalog", "update", "--url", "http://127.0.0.1:9/api.json"], 2),
+        },
         "routes": {
             "ok": (["routes", "list"], 0),
             "findings": (["routes", "forget", "anthropic", "nosuchmodel"], 1),

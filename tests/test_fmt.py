@@ -179,7 +179,7 @@ def test_lint_suggests_fmt_for_what_fmt_rewrites(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     policy = tmp_path / "p.yaml"
-    policy.write_text((POLICIES / "default.yaml").read_text().replace('"2.0.0"', "2.0", 1))
+    policy.write_text((POLICIES / "default.yaml").read_text().replace('"3.0.0"', "3.0", 1))
     code, out, _err = run(capsys, "lint", str(policy))
     assert code == 0 and "warning[unquoted-version]" in out
     assert f"`visiongate fmt {policy}` rewrites" in out

@@ -182,3 +182,17 @@ def test_registry_show_uses_learned_routes(
     out = capsys.readouterr().out
     assert "path:     refuses (verdict refuses, evidence learned)" in out
     assert f"reason:   learned {TODAY}: HTTP 400 refused" in out
+
+
+@pytest.mark.parametrize("spelling", [" OpenRouter ", "openrouter", "OPENROUTER\t"])
+def test_a_learned_route_is_found_and_forgotten_however_the_provider_is_spelt(
+    tmp_path: Path, spelling: str
+) -> None:
+    # Regression (issue 29): recording stripped the provider, finding only lower-cased it,
+    # so a route recorded for " OpenRouter " was not found under the same spelling.
+    overlay = RouteOverlay(tmp_path / "routes.json")
+    overlay.record(LearnedRoute.today(spelling, " Vendor/Model ", "refuses", "learned", "400"))
+    assert overlay.find(spelling, "vendor/model ") is not None
+    assert overlay.find("openrouter", "VENDOR/MODEL") is not None
+    assert overlay.forget(spelling, "Vendor/Model") is True
+    assert overlay.entries() == ()

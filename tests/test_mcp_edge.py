@@ -126,7 +126,6 @@ def test_to_wire_is_the_input_back() -> None:
             "`content[0].mimeType` must be a string, not a number",
         ),
         ({"content": [], "isError": "yes"}, "`isError` must be a boolean, not a string"),
-        ({"content": [], "_meta": [1]}, "`_meta` must be an object, not an array"),
         (
             {"content": [{"type": "resource", "resource": {"uri": "file:///a"}}]},
             "`content[0].resource` needs `text` or `blob`",
@@ -222,3 +221,31 @@ def test_sanitize_refuses_what_is_not_a_listing(tmp_path: Path) -> None:
     router = Router(Gate.load(), cache=tmp_path)
     with pytest.raises(ValueError, match="expected an MCP model, a wire dict or a list of them"):
         router.sanitize_tools(42)
+
+
+@pytest.mark.parametrize(
+    ("result", "note"),
+    [
+        ({"content": [{"type": "text", "text": "kept"}], "_meta": [1]}, "`_meta` was an array"),
+        (
+            {"content": [{"type": "text", "text": "kept", "_meta": "x"}]},
+            "`content[0]._meta` was a string",
+        ),
+        (
+            {
+                "content": [
+                    {"type": "resource", "resource": {"uri": "u", "text": "kept", "_meta": 3}}
+                ]
+            },
+            "`content[0].resource._meta` was a number",
+        ),
+    ],
+)
+def test_a_malformed_meta_is_dropped_with_a_note_and_the_result_kept(
+    result: dict[str, Any], note: str
+) -> None:
+    # Regression (issue 24): a `_meta` that was not an object made the whole result fail, so
+    # its text and images were lost; the production agent drops the field and keeps the rest.
+    read = read_tool_result(result)
+    assert len(read.content) == 1 and read.meta is None
+    assert read.dropped == (f"[{note}, not an object: dropped]",)

@@ -60,7 +60,7 @@ def test_a_partial_facts_case_names_the_failing_cells(tmp_path: Path) -> None:
     run = run_tests([_write(tmp_path, "  - {facts: mode=native, expect: {lane: native}}\n")])
     [outcome] = run.outcomes
     assert len(outcome.cells) == 18
-    assert outcome.problems[0] == "10 of 18 cell(s) differ"
+    assert outcome.problems[0] == "6 of 18 cell(s) differ"
     assert "mode=native,catalog=vision,aux=set,path=refuses" in "\n".join(outcome.problems)
 
 
@@ -105,7 +105,7 @@ def test_file_level_coverage_minimum(tmp_path: Path) -> None:
     header = "policy: default.yaml\ncoverage: {rules: 100}\n"
     path = _write(tmp_path, "  - {facts: mode=text, expect: {lane: text}}\n", header=header)
     run = run_tests([path])
-    assert run.coverage_problems and "rule coverage of `default` is 11%" in run.coverage_problems[0]
+    assert run.coverage_problems and "rule coverage of `default` is 14%" in run.coverage_problems[0]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +174,7 @@ def test_pytest_collects_cases_as_items(pytester: pytest.Pytester) -> None:
         [
             "*FAIL wrong*",
             "*expected lane `text`, got `native`*",
-            "*rule coverage of `default` is 22%, below 100%*",
+            "*rule coverage of `default` is 29%, below 100%*",
         ]
     )
 

@@ -38,11 +38,18 @@ def result_with(count: int, text: str = "three tiles") -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text), *images])
 
 
+def per_request(text: str, count: int, *apis: str) -> ProviderRegistry:
+    """The bundled registry, but `apis` (default: every shape) take at most `count` images per
+    request (the registry's `apis` overrides of the shapes' own limits)."""
+    overrides = "".join(
+        f"  {api}: {{max_images_per_request: {count}}}\n" for api in apis or API_NAMES
+    )
+    return ProviderRegistry.from_text(f"{text}\napis:\n{overrides}", "providers.yaml")
+
+
 def two_per_request(text: str) -> ProviderRegistry:
     """The bundled registry, but every API takes at most two images per request."""
-    for limit in ("100", "500", "900", "20"):
-        text = text.replace(f"max_images_per_request: {limit}\n", "max_images_per_request: 2\n")
-    return ProviderRegistry.from_text(text, "providers.yaml")
+    return per_request(text, 2)
 
 
 class Sink:
@@ -127,10 +134,7 @@ def test_a_route_that_refuses_is_never_recorded_as_attached_nor_processed(
 
 
 def test_rendering_another_shape_that_withholds_more_amends_the_record(tmp_path: Path) -> None:
-    registry = ProviderRegistry.from_text(
-        BUNDLED_REGISTRY.replace("max_images_per_request: 20\n", "max_images_per_request: 1\n"),
-        "providers.yaml",
-    )
+    registry = per_request(BUNDLED_REGISTRY, 1, "bedrock")
     sink = Sink()
     router = router_for(tmp_path, {}, sink, registry=registry)
     routed = asyncio.run(router.mcp(result_with(3), **NATIVE))
@@ -233,7 +237,7 @@ def test_audit_reads_records_of_unverified_routes(
     sink = Sink()
     gate = Gate.load(trace=sink, routes=False)
     gate.decide("openrouter", "anthropic/claude-sonnet-4.5")
-    gate.decide_facts("native", "unknown", "set", "unverified")
+    gate.decide_facts("auto", "unknown", "set", "unverified")
     trace = tmp_path / "decisions.jsonl"
     trace.write_text("".join(json.dumps(record) + "\n" for record in sink.records))
     assert main(["audit", str(trace), "--json"]) == 0  # 1 when a line is malformed

@@ -11,7 +11,9 @@ of new fields, and an unknown content type becomes an `UnknownBlock` shown as a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from ._wire import (
@@ -36,9 +38,51 @@ _MISSING: Final = object()
 
 def read_tool_result(result: object) -> ToolResult:
     """Validate `result` (an SDK model of any version, a wire dict, or an object with the same
-    fields) into a `ToolResult`; raises `InvalidToolResult` naming the first bad field."""
+    fields) into a `ToolResult`; raises `InvalidToolResult` naming the first bad field.
+
+    A `_meta` that is not an object is dropped with a note (`ToolResult.dropped`) and the rest
+    of the result is kept, as the production agent does: metadata never costs the content."""
     if isinstance(result, ToolResult):
         return result
+    dropped: list[str] = []
+    while True:
+        try:
+            return replace(_read(result), dropped=tuple(dropped))
+        except _BadMeta as bad:
+            pruned = _without(result, bad.keys)
+            if pruned is None:
+                raise InvalidToolResult(str(bad)) from None
+            dropped.append(f"[`{bad.where}` was {bad.kind}, not an object: dropped]")
+            result = pruned
+
+
+class _BadMeta(InvalidToolResult):
+    """A `_meta` that is not an object, at `keys` (the wire path)."""
+
+    def __init__(self, where: str, value: Any) -> None:
+        super().__init__(f"invalid tool result: `{where}` must be an object, not {_kind(value)}")
+        self.where, self.kind = where, _kind(value)
+        self.keys = tuple(
+            int(part[1:-1]) if part.startswith("[") else part
+            for part in re.findall(r"\[\d+\]|[^.\[\]]+", where)
+        )
+
+
+def _without(source: Any, keys: tuple[str | int, ...]) -> Any:
+    """A copy of a wire-dict result without the field at `keys`; None when a level on the way
+    is not a dict or list (an SDK model validates its own `_meta`, so that is not needed)."""
+    if isinstance(source, Mapping):
+        if len(keys) == 1:
+            return {key: value for key, value in source.items() if key != keys[0]}
+        child = _without(source.get(keys[0]), keys[1:])
+        return None if child is None else {**source, keys[0]: child}
+    if isinstance(source, list) and isinstance(keys[0], int) and len(keys) > 1:
+        child = _without(source[keys[0]], keys[1:])
+        return None if child is None else [*source[: keys[0]], child, *source[keys[0] + 1 :]]
+    return None
+
+
+def _read(result: object) -> ToolResult:
     if isinstance(result, str | bytes | Sequence) or _field(result, "content") is _MISSING:
         raise InvalidToolResult(
             f"invalid tool result: expected an object with `content`, got {_kind(result)}"
@@ -48,7 +92,7 @@ def read_tool_result(result: object) -> ToolResult:
         content=tuple(_block(item, f"content[{i}]") for i, item in enumerate(content)),
         structured_content=_optional_value(result, "structuredContent"),
         is_error=_boolean(result, "isError", "isError"),
-        meta=_object(result, "_meta", "_meta"),
+        meta=_meta(result, "_meta"),
     )
 
 
@@ -160,6 +204,14 @@ def _object(source: object, name: str, path: str) -> Mapping[str, Any] | None:
     return dumped
 
 
+def _meta(source: object, path: str) -> Mapping[str, Any] | None:
+    """`_meta`, which the caller may drop when it is not an object (`_BadMeta`)."""
+    try:
+        return _object(source, "_meta", path)
+    except InvalidToolResult:
+        raise _BadMeta(path, _present(source, "_meta")) from None
+
+
 def _dumped(value: Any) -> dict[str, Any] | None:
     """A pydantic model (an SDK `Icon`, say) as its wire dict; None for anything else."""
     dump = getattr(value, "model_dump", None)
@@ -230,7 +282,7 @@ def _text_block(item: object, path: str) -> TextBlock:
     return TextBlock(
         text=_string(item, "text", f"{path}.text"),
         annotations=_annotations(item, path),
-        meta=_object(item, "_meta", f"{path}._meta"),
+        meta=_meta(item, f"{path}._meta"),
     )
 
 
@@ -239,7 +291,7 @@ def _image_block(item: object, path: str) -> ImageBlock:
         data=_string(item, "data", f"{path}.data"),
         mime_type=_string(item, "mimeType", f"{path}.mimeType"),
         annotations=_annotations(item, path),
-        meta=_object(item, "_meta", f"{path}._meta"),
+        meta=_meta(item, f"{path}._meta"),
     )
 
 
@@ -259,7 +311,7 @@ def _link_block(item: object, path: str) -> ResourceLinkBlock:
         size=int(size) if size is not None else None,
         icons=_icons(item, path),
         annotations=_annotations(item, path),
-        meta=_object(item, "_meta", f"{path}._meta"),
+        meta=_meta(item, f"{path}._meta"),
     )
 
 
@@ -280,14 +332,14 @@ def _embedded_block(item: object, path: str) -> EmbeddedBlock:
     return EmbeddedBlock(
         resource=_contents(resource, where),
         annotations=_annotations(item, path),
-        meta=_object(item, "_meta", f"{path}._meta"),
+        meta=_meta(item, f"{path}._meta"),
     )
 
 
 def _contents(resource: object, path: str) -> TextContents | BlobContents:
     uri = _string(resource, "uri", f"{path}.uri")
     mime_type = _optional_string(resource, "mimeType", f"{path}.mimeType")
-    meta = _object(resource, "_meta", f"{path}._meta")
+    meta = _meta(resource, f"{path}._meta")
     if _present(resource, "text") is not _MISSING:
         return TextContents(uri, _string(resource, "text", f"{path}.text"), mime_type, meta)
     if _present(resource, "blob") is not _MISSING:

@@ -126,6 +126,9 @@ class ToolResult:
     structured_content: Any = None
     is_error: bool = False
     meta: Meta = None
+    dropped: tuple[str, ...] = ()
+    """Notes on malformed fields the edge dropped to keep the rest (a `_meta` that is not an
+    object), for the model's text; never on the wire."""
 
     def to_wire(self) -> dict[str, Any]:
         """The result as JSON on the wire (camelCase, `_meta`, absent fields left out)."""

@@ -1,7 +1,7 @@
 """The last-resort payload guard: which images may be sent, for one route and API shape.
 
 An image is sent only in the native lane, on a route whose `path` fact is not `refuses`, in a
-result that is not an error, within the API's formats, per-image bytes, edge and count. The
+result that is not an error, within the shape's formats, per-image bytes, edge and count. The
 router runs this guard while it carries the lane out, before it writes the decision record,
 so an image the guard withholds is recorded as refused, never as attached; rendering runs it
 again for whatever API shape it is asked for.
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
+from visiongate.shapes import Limits
 
 from ..images import ProcessedImage
 
@@ -35,27 +36,14 @@ class Withheld:
         return {"index": self.index, "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one API shape takes per payload."""
-
-    api: str
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images: int
-
-
 def limits_for(
     route: ProviderRoute, api: str | None = None, registry: ProviderRegistry | None = None
 ) -> Limits:
     """The limits of `api` (default: the route's own): the route's when it is its own API,
-    else the registry's entry for that API (the bundled registry when none is given)."""
-    api = api or route.api
-    found = route if api == route.api else (registry or ProviderRegistry.bundled()).apis[api]
-    return Limits(
-        api, found.formats, found.max_image_base64, found.max_edge_px, found.max_images_per_request
-    )
+    else the registry's for that shape (the bundled registry when none is given)."""
+    if api is None or api == route.api:
+        return route.limits
+    return (registry or ProviderRegistry.bundled()).apis[api]
 
 
 def refusal(lane: str, route: ProviderRoute, is_error: bool) -> str | None:
@@ -101,6 +89,6 @@ def _image_problem(image: ProcessedImage, limits: Limits, already_sent: int) -> 
         return f"{len(image.base64)} base64 bytes exceed the api's {limits.max_image_base64}"
     if max(image.width, image.height) > limits.max_edge_px:
         return f"{image.width}x{image.height} exceeds the api's {limits.max_edge_px} px edge"
-    if already_sent >= limits.max_images:
-        return f"the api takes at most {limits.max_images} images"
+    if already_sent >= limits.max_images_per_request:
+        return f"the api takes at most {limits.max_images_per_request} images"
     return None

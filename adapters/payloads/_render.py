@@ -1,4 +1,7 @@
-"""Render a routed result as the tool-result message of a provider API.
+"""Render routed results as the tool-result messages of an API shape: the one entry point.
+
+`render_payload` renders one result, `render_turn` (`_turn`) the results of one assistant
+turn; both come here. Each shape writes itself (`visiongate.shapes`, one module per shape):
 
 | api                | the tool result                             | its images                 |
 |--------------------|---------------------------------------------|----------------------------|
@@ -9,48 +12,60 @@
 | `bedrock`          | user message, `toolResult` block (Converse) | `image` blocks             |
 | `ollama`           | `tool` message (native `/api/chat`)         | the message's `images`     |
 
-Rendering decides nothing: the gate chose the lane and the adapter chose the images. The only
-check here is the last-resort guard (`_guard`): an image is sent only in the native lane, on a
-route that does not refuse tool-result images, within the API's formats and limits; otherwise
-it is withheld and a one-line summary takes its place in the text. The router already ran the
-guard for the result's own API shape before writing the record, so rendering that shape
-withholds nothing more.
+Rendering decides nothing: the gate chose the lane and the adapter chose the images. Three
+things happen here, in this order:
+
+1. the last-resort guard (`_guard`): an image is sent only in the native lane, on a route
+   that does not refuse tool-result images, within the shape's formats and limits; otherwise
+   it is withheld and a one-line summary takes its place in the text;
+2. the route's message rules (`visiongate.shapes` `bridged`): a provider that rejects a
+   `user` message right after a `tool` message (Mistral) gets an `assistant` turn between;
+3. the record: when the guard withheld images the record lists as attached (another shape
+   than the one the result was routed for), the record is amended (those images move to
+   `refused`) and written again to the trace sink the result's record went to (or the one
+   given), so a record never claims an image the payload does not carry, whichever API
+   renders it. `Payload.records` holds each result's record as it now stands.
 
 Bedrock's image `bytes` come in two forms: `Payload.messages` is the JSON wire form (base64
 text, as the Converse HTTP API and the AWS CLI take it) and `Payload.boto3_messages()` the
-same messages with raw `bytes`, as boto3's `converse` takes them (boto3 base64-encodes them
-itself; handing it the base64 text would encode it twice). Gemini's `functionResponse.name`
-is the name in the model's `functionCall`: it must be given (`tool_name=`, or the routed
-result's own), never guessed. A whole assistant turn of several results is `_turn`'s.
+same messages with raw `bytes`, as boto3's `converse` takes them. Gemini's
+`functionResponse.name` is the name in the model's `functionCall`: it must be given
+(`tool_name=`, or the routed result's own), never guessed.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from visiongate.engine.facts._registry import ProviderRegistry
-from visiongate.engine.facts._registry_schema import API_NAMES
+from visiongate.shapes import API_NAMES, Message, Parts, bridged, shape_named
 
-from .._routed import RoutedResult
+from .._routed import RoutedResult, refuse_attached
 from ..images import ProcessedImage
 from ._guard import Withheld, guard_images, limits_for
 
-__all__ = ["API_NAMES", "Payload", "Withheld", "render_payload"]
+__all__ = ["API_NAMES", "Message", "Payload", "TraceSink", "Withheld", "render", "render_payload"]
 
-Message = dict[str, Any]
+TraceSink = Callable[[dict[str, Any]], None]
+_LOG: Final = logging.getLogger("visiongate")
 
 
 @dataclass(frozen=True)
 class Payload:
-    """The messages to append to the conversation for one tool result."""
+    """The messages to append to the conversation for one tool result (or one turn)."""
 
     api: str
     messages: tuple[Message, ...]
     images_sent: int
     withheld: tuple[Withheld, ...] = ()
+    records: tuple[Mapping[str, Any], ...] = ()
+    """Each result's decision record as it stands after rendering, in call order: amended
+    when rendering withheld images the record listed as attached (write these yourself when
+    you routed with `trace=False`)."""
 
     def as_json(self) -> dict[str, Any]:
         """The messages as JSON (for Bedrock: base64 image `bytes`, the HTTP API's form)."""
@@ -81,16 +96,62 @@ def render_payload(
     tool_call_id: str = "call_0",
     tool_name: str | None = None,
     registry: ProviderRegistry | None = None,
+    trace: TraceSink | None = None,
 ) -> Payload:
     """The tool-result message(s) of `result` for `api` (default: the shape the result was
     routed for, which is the route's own unless the caller asked for another).
 
     `registry` supplies another API's formats and limits when `api` is not the route's; the
-    bundled registry is used when it is not given.
-    """
-    api = api or result.api or result.route.api
+    bundled registry is used when it is not given. `trace` is where an amended record is
+    written (default: the sink the result's record was written to)."""
+    return render([(result, tool_call_id, tool_name)], api, registry=registry, trace=trace)
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    messages: list[Message]
+    sent: int
+    withheld: tuple[Withheld, ...]
+    record: Mapping[str, Any]
+
+
+def render(
+    calls: Sequence[tuple[RoutedResult, str, str | None]],
+    api: str | None = None,
+    *,
+    registry: ProviderRegistry | None = None,
+    trace: TraceSink | None = None,
+) -> Payload:
+    """The messages of `calls` (`(result, call_id, tool_name)`, in call order) for `api`
+    (default: the shape the first result was routed for), merged as one turn."""
+    first = calls[0][0]
+    api = api or first.api or first.route.api
     if api not in API_NAMES:
         raise ValueError(f"unknown api `{api}`: expected one of {', '.join(API_NAMES)}")
+    shape = shape_named(api)
+    rendered = [
+        _one(result, api, call_id, name, registry, trace) for result, call_id, name in calls
+    ]
+    messages = shape.merge([item.messages for item in rendered])
+    if any(result.route.user_after_tool == "bridge" for result, _, _ in calls):
+        messages = bridged(messages)
+    return Payload(
+        api=api,
+        messages=tuple(messages),
+        images_sent=sum(item.sent for item in rendered),
+        withheld=tuple(withheld for item in rendered for withheld in item.withheld),
+        records=tuple(item.record for item in rendered),
+    )
+
+
+def _one(
+    result: RoutedResult,
+    api: str,
+    call_id: str,
+    tool_name: str | None,
+    registry: ProviderRegistry | None,
+    trace: TraceSink | None,
+) -> _Rendered:
     images, withheld = guard_images(
         result.images,
         lane=result.lane,
@@ -102,20 +163,30 @@ def render_payload(
     name = tool_name or result.tool_name
     if api == "gemini" and not name:
         raise ValueError(
-            f"`gemini` needs the function name of call `{tool_call_id}`: pass `tool_name=` "
+            f"`gemini` needs the function name of call `{call_id}`: pass `tool_name=` "
             "(the name in the model's functionCall)"
         )
-    messages = _RENDERERS[api](_Parts(text, images, result.is_error, tool_call_id, name))
-    return Payload(api, tuple(messages), len(images), tuple(withheld))
+    messages = shape_named(api).render(Parts(text, images, result.is_error, call_id, name))
+    record = result.record
+    if withheld and result.images and record:
+        record = amended(record, api, withheld)
+        sink = trace or result.sink
+        if sink is not None:
+            sink(dict(record))
+    return _Rendered(messages, len(images), withheld, record)
 
 
-@dataclass(frozen=True)
-class _Parts:
-    text: str
-    images: tuple[ProcessedImage, ...]
-    is_error: bool
-    call_id: str
-    tool_name: str | None
+def amended(record: Mapping[str, Any], api: str, withheld: Sequence[Withheld]) -> dict[str, Any]:
+    """`record` once a payload for `api` withheld more images: those move from `attached` to
+    `refused` (by their position among the attached images), and the record says why."""
+    copy = dict(record)
+    dropped = {item.index - 1: f"payload guard ({api}): {item.reason}" for item in withheld}
+    execution = refuse_attached(copy.get("execution") or {}, dropped)
+    execution["api"] = api
+    copy["execution"] = execution
+    copy["amended"] = f"rendered for `{api}`, which withheld {len(dropped)} image(s)"
+    _LOG.warning("visiongate: decision %s amended: %s", record.get("decision_id"), copy["amended"])
+    return copy
 
 
 def _with_summaries(
@@ -130,109 +201,6 @@ def _with_summaries(
             f"[image {item.index} ({image.width}x{image.height} {kind}) not sent: {item.reason}]"
         )
     return "\n".join(lines)
-
-
-# -- the six shapes -----------------------------------------------------------------------------
-
-
-def _data_url(image: ProcessedImage) -> str:
-    return f"data:{image.media_type};base64,{image.base64}"
-
-
-def _anthropic(parts: _Parts) -> list[Message]:
-    content: list[Message] = [{"type": "text", "text": parts.text}]
-    content += [
-        {
-            "type": "image",
-            "source": {"type": "base64", "media_type": image.media_type, "data": image.base64},
-        }
-        for image in parts.images
-    ]
-    block: Message = {"type": "tool_result", "tool_use_id": parts.call_id, "content": content}
-    if parts.is_error:
-        block["is_error"] = True
-    return [{"role": "user", "content": [block]}]
-
-
-def _openai_responses(parts: _Parts) -> list[Message]:
-    output: str | list[Message] = parts.text
-    if parts.images:
-        output = [{"type": "input_text", "text": parts.text}]
-        output += [
-            {"type": "input_image", "image_url": _data_url(image), "detail": "auto"}
-            for image in parts.images
-        ]
-    return [{"type": "function_call_output", "call_id": parts.call_id, "output": output}]
-
-
-def _openai_chat(parts: _Parts) -> list[Message]:
-    """Tool messages take text only; images follow in a user message, as Goose and Pydantic AI
-    do on Chat Completions (research §4)."""
-    if not parts.images:
-        return [{"role": "tool", "tool_call_id": parts.call_id, "content": parts.text}]
-    count = len(parts.images)
-    note = f"[{count} image(s) of this tool result follow in a user message after the tool results]"
-    user: list[Message] = [
-        {"type": "text", "text": f"The image(s) returned by tool call {parts.call_id}:"}
-    ]
-    user += [
-        {"type": "image_url", "image_url": {"url": _data_url(image)}} for image in parts.images
-    ]
-    return [
-        {"role": "tool", "tool_call_id": parts.call_id, "content": f"{parts.text}\n{note}"},
-        {"role": "user", "content": user},
-    ]
-
-
-def _gemini(parts: _Parts) -> list[Message]:
-    """`functionResponse.parts` (Gemini 3); no `$ref`/`displayName`, which 400 in practice
-    (python-genai #2268, #2792)."""
-    key = "error" if parts.is_error else "output"
-    response: Message = {
-        "id": parts.call_id,
-        "name": parts.tool_name,
-        "response": {key: parts.text},
-    }
-    if parts.images:
-        response["parts"] = [
-            {"inlineData": {"mimeType": image.media_type, "data": image.base64}}
-            for image in parts.images
-        ]
-    return [{"role": "user", "parts": [{"functionResponse": response}]}]
-
-
-def _bedrock(parts: _Parts) -> list[Message]:
-    content: list[Message] = [{"text": parts.text}]
-    content += [
-        {"image": {"format": image.media_type.partition("/")[2], "source": {"bytes": image.base64}}}
-        for image in parts.images
-    ]
-    block: Message = {"toolUseId": parts.call_id, "content": content}
-    if parts.is_error:
-        block["status"] = "error"
-    return [{"role": "user", "content": [{"toolResult": block}]}]
-
-
-def _ollama(parts: _Parts) -> list[Message]:
-    """Ollama's native `/api/chat`: a `tool` message whose `images` are base64 strings. The
-    API has no error flag, so an error result says so in its text."""
-    text = f"Error: {parts.text}" if parts.is_error else parts.text
-    message: Message = {"role": "tool", "content": text}
-    if parts.tool_name:
-        message["tool_name"] = parts.tool_name
-    if parts.images:
-        message["images"] = [image.base64 for image in parts.images]
-    return [message]
-
-
-_RENDERERS: Final[Mapping[str, Callable[[_Parts], list[Message]]]] = {
-    "anthropic": _anthropic,
-    "openai-responses": _openai_responses,
-    "openai-chat": _openai_chat,
-    "gemini": _gemini,
-    "bedrock": _bedrock,
-    "ollama": _ollama,
-}
 
 
 def _raw_bytes(message: Message) -> Message:

@@ -259,6 +259,7 @@ def _compose(
     if read.hidden_texts:
         lines.append(hidden_note(read.hidden_texts, read.user_only))
     lines += outcome.notes
+    lines += clean.dropped
     structured = clean.structured_content
     if structured is not None and not declared and not _text_carries(clean, structured):
         lines.append(json_line("structured content", copies.structured_text))

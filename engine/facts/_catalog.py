@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -30,12 +30,15 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
+from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
+from ._registry_types import build
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 
 BUNDLED_FILE: Final = "catalog/models-dev.json"
 CLOUD_SUFFIXES: Final = (":cloud", "-cloud")
 _REVISION = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
+_STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class _Group:
 
 
 Index = Mapping[tuple[str, str], _Entry]
+Candidates = tuple[tuple[str, str], ...]
+"""(id to try, how it was derived), in order."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +102,16 @@ class ModelCatalog:
     _folded: Index
     _global_exact: Mapping[str, _Group]
     _global_folded: Mapping[str, _Group]
+    variants: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Variant suffixes (`free` for `:free`) whose every (variant, base) pair in this catalog
+    lists the same input as its base, with the number of such pairs: a variant the catalog
+    does not list is read as its base model."""
+    _near: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Built on the first did-you-mean: section (or `*`) -> skeleton -> ids."""
+    date: str = ""
+    """`YYYY-MM-DD` of the catalog's revision (bundled) or fetch (refreshed), when known."""
+    origin: str = "file"
+    """`bundled`, `refreshed` (fetched by `visiongate catalog update`) or `file`."""
 
     @classmethod
     def bundled(cls) -> ModelCatalog:
@@ -104,12 +119,20 @@ class ModelCatalog:
         return _bundled_catalog()
 
     @classmethod
+    def empty(cls, label: str = "no catalog") -> ModelCatalog:
+        """A catalog that knows no model (every look-up is `unknown`)."""
+        nothing: Mapping[Any, Any] = MappingProxyType({})
+        return cls(f"<{label}>", label, frozenset(), 0, nothing, nothing, nothing, nothing)
+
+    @classmethod
     def from_file(cls, path: str | Path) -> ModelCatalog:
         """Load any api.json-shaped file; raise `PolicyError` when it cannot be read or used."""
         return cls.from_text(read_source_file(path, kind="model catalog"), str(path))
 
     @classmethod
-    def from_text(cls, text: str, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+    def from_text(
+        cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
+    ) -> ModelCatalog:
         try:
             document = json.loads(text)
         except json.JSONDecodeError as error:
@@ -124,27 +147,77 @@ class ModelCatalog:
                     )
                 ]
             ) from error
-        return cls.from_document(document, file, label)
+        return cls.from_document(document, file, label, origin)
 
     @classmethod
-    def from_document(cls, document: Any, file: str = "<catalog>", label: str = "") -> ModelCatalog:
+    def from_document(
+        cls, document: Any, file: str = "<catalog>", label: str = "", origin: str = "file"
+    ) -> ModelCatalog:
         """Build from a parsed api.json document; raise `PolicyError` for a wrong shape."""
         entries = _entries(document, file)
         source = document.get("_source") if isinstance(document.get("_source"), str) else file
-        return _build(entries, str(source), label or _label(str(source), file))
+        catalog = _build(entries, str(source), label or _label(str(source), file))
+        return replace(catalog, date=source_date(str(source)), origin=origin)
+
+    def section(self, provider: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The models a provider's section lists, with their `modalities.input`, sorted."""
+        name = provider_key(provider)
+        return tuple(
+            (entry.model, entry.inputs)
+            for (owner, _), entry in sorted(self._exact.items())
+            if owner == name
+        )
+
+    def model_paths(self) -> frozenset[str]:
+        """Every `provider/model` the catalog lists."""
+        return frozenset(entry.path for entry in self._exact.values())
 
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
-        model = model.strip()
-        provider = provider.strip().lower()
+        model = model_id(model)
+        provider = provider_key(provider)
+        candidates = self._candidates(model)
         if provider in self.providers:
-            found = self._in_section(provider, model)
+            found = self._in_section(provider, candidates)
             if found is not None:
                 return found
-        return self._across_providers(provider, model)
+        return self._across_providers(provider, model, candidates)
 
-    def _in_section(self, provider: str, model: str) -> CatalogAnswer | None:
-        for candidate, how in _candidates(model):
+    def near(self, provider: str, model: str) -> str | None:
+        """A listed id close to `model` (a typo: a doubled or dropped letter, a vowel, a
+        separator), in the provider's section, else in any; None when there is none."""
+        if not self._near:
+            self._near.update(_near_index(self._exact.values()))
+        name, skeleton = provider_key(provider), typo_key(model)
+        for section in (name, "*"):
+            found = self._near.get(section, {}).get(skeleton)
+            close = [item for item in found or () if model_key(item) != model_key(model)]
+            if close:
+                return max(close, key=lambda item: similarity(item, model))
+        return None
+
+    def _candidates(self, model: str) -> Candidates:
+        """The ids to try, in order, with how each one was derived: the id itself first (the
+        catalog's own entry wins), then the id without a cloud suffix or input-preserving
+        variant suffix."""
+        found = [(model, "exact id")]
+        for suffix in CLOUD_SUFFIXES:
+            if model.lower().endswith(suffix) and len(model) > len(suffix):
+                found.append((model[: -len(suffix)], f"without {suffix} suffix"))
+        base, colon, suffix = model.rpartition(":")
+        pairs = self.variants.get(suffix.lower(), 0) if colon and base else 0
+        if pairs:
+            found.append(
+                (
+                    base,
+                    f"`:{suffix}` variant read as `{base}`: in this catalog the {pairs} "
+                    f"`:{suffix}` variants listed have their base model's input",
+                )
+            )
+        return tuple(found)
+
+    def _in_section(self, provider: str, candidates: Candidates) -> CatalogAnswer | None:
+        for candidate, how in candidates:
             entry = self._exact.get((provider, candidate))
             if entry is not None:
                 return _answer(entry, how)
@@ -153,9 +226,9 @@ class ModelCatalog:
                 return _answer(entry, _folded_how(how))
         return None
 
-    def _across_providers(self, provider: str, model: str) -> CatalogAnswer:
+    def _across_providers(self, provider: str, model: str, candidates: Candidates) -> CatalogAnswer:
         listed = provider in self.providers
-        for candidate, how in _candidates(model):
+        for candidate, how in candidates:
             group = self._global_exact.get(candidate)
             if group is not None:
                 return _global_answer(group, how, listed, provider)
@@ -163,15 +236,7 @@ class ModelCatalog:
             if group is not None:
                 return _global_answer(group, _folded_how(how), listed, provider)
         where = f"not in `{provider}` nor" if listed else "not"
-        return CatalogAnswer("unknown", None, f"{where} in any provider's section")
-
-
-def _candidates(model: str) -> tuple[tuple[str, str], ...]:
-    """The ids to try, in order, with how each one was derived."""
-    for suffix in CLOUD_SUFFIXES:
-        if model.lower().endswith(suffix) and len(model) > len(suffix):
-            return ((model, "exact id"), (model[: -len(suffix)], f"without {suffix} suffix"))
-    return ((model, "exact id"),)
+        return _answer_of("unknown", None, f"{where} in any provider's section", ())
 
 
 def _folded_how(how: str) -> str:
@@ -179,7 +244,7 @@ def _folded_how(how: str) -> str:
 
 
 def _answer(entry: _Entry, how: str) -> CatalogAnswer:
-    return CatalogAnswer(entry.verdict, entry.path, how, entry.inputs)
+    return _answer_of(entry.verdict, entry.path, how, entry.inputs)
 
 
 def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> CatalogAnswer:
@@ -195,15 +260,29 @@ def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> Cata
             f"({vision} with image input, {count - vision} without)",
         )
     agree = "the only provider listing it" if count == 1 else f"all {count} providers agree"
-    return CatalogAnswer(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
+    return _answer_of(group.agreed, first.path, f"{where}{how}, {agree}", first.inputs)
+
+
+def _answer_of(
+    verdict: Verdict, matched: str | None, how: str, inputs: tuple[str, ...]
+) -> CatalogAnswer:
+    return build(CatalogAnswer, verdict=verdict, matched=matched, how=how, inputs=inputs)
+
+
+def source_date(source: str) -> str:
+    """The `YYYY-MM-DD` a catalog's `_source` line names (its revision's date), or ``."""
+    found = _STAMP.search(_REVISION.sub("", source))
+    return found.group(1) if found else ""
 
 
 def _label(source: str, file: str) -> str:
     revision = _REVISION.search(source)
     short = revision.group(1) if revision else ""
+    date = source_date(source)
+    of = f" of {date}" if date else ""
     if file == BUNDLED_FILE:
-        return f"models.dev snapshot {short}".strip()
-    return f"catalog {Path(file).name}" + (f" {short}" if short else "")
+        return f"models.dev snapshot {short}".strip() + of
+    return f"catalog {Path(file).name}" + (f" {short}" if short else "") + of
 
 
 def _shape_error(file: str, message: str, path: tuple[str | int, ...] = ()) -> PolicyError:
@@ -278,6 +357,7 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
         label=label,
         providers=frozenset(entry.provider for entry in entries),
         model_count=len(entries),
+        variants=MappingProxyType(_preserving_variants(exact)),
         _exact=MappingProxyType(exact),
         _folded=MappingProxyType(folded),
         _global_exact=MappingProxyType({key: _Group.of(group) for key, group in by_id.items()}),
@@ -287,10 +367,42 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
     )
 
 
+MIN_VARIANT_PAIRS: Final = 2
+"""How many (variant, base) pairs must list the same input, and none differ, for a variant
+suffix to be read as its base model."""
+
+
+def _preserving_variants(exact: Mapping[tuple[str, str], _Entry]) -> dict[str, int]:
+    agree: dict[str, int] = {}
+    differ: set[str] = set()
+    for (provider, model), entry in exact.items():
+        base, colon, suffix = model.rpartition(":")
+        found = exact.get((provider, base)) if colon and base else None
+        if found is None:
+            continue
+        if found.inputs == entry.inputs:
+            agree[suffix.lower()] = agree.get(suffix.lower(), 0) + 1
+        else:
+            differ.add(suffix.lower())
+    return {s: n for s, n in sorted(agree.items()) if n >= MIN_VARIANT_PAIRS and s not in differ}
+
+
+def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...]]]:
+    index: dict[str, dict[str, list[str]]] = {}
+    for entry in entries:
+        for skeleton in typo_keys(entry.model):
+            for section in (entry.provider, "*"):
+                index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
+    return {
+        section: {key: tuple(dict.fromkeys(ids)) for key, ids in table.items()}
+        for section, table in index.items()
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def _bundled_catalog() -> ModelCatalog:
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ModelCatalog.from_text(text, BUNDLED_FILE)
+    return ModelCatalog.from_text(text, BUNDLED_FILE, origin="bundled")
 
 
 def snapshot_text(document: Mapping[str, Any]) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -35,7 +35,8 @@ from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
 from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
-from ._config_providers import ProviderDeclaration, Sourced, read_declaration
+from ._config_providers import ProviderDeclaration, Sourced, custom_name, read_declaration
+from ._keys import model_key, provider_key
 
 __all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
 
@@ -72,6 +73,12 @@ class AgentConfig:
     diagnostics: tuple[Diagnostic, ...] = ()
     routes_file: str | None = None
     """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
+    model_overrides: Mapping[str, Sourced[bool | None]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """`model_overrides.<model>.supports_vision` by folded model id (any provider's)."""
+    catalog_refresh: bool = False
+    """`visiongate.catalog_refresh`: a long-running process (the proxy) refreshes the catalog."""
 
     @classmethod
     def empty(cls) -> AgentConfig:
@@ -113,18 +120,25 @@ class AgentConfig:
     def base_url_for(self, provider: str) -> str | None:
         """The base URL the config gives for a provider (`providers.<id>.base_url`, else
         `model.base_url` when `model.provider` names it); None when it gives none."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         declared = self.providers.get(name)
         if declared is not None and declared.base_url:
             return declared.base_url
         return self.main_base_url if self.main_provider == name else None
+
+    def model_override(self, provider: str, model: str) -> Sourced[bool | None] | None:
+        """`model_overrides` for `model`, keyed by the model id or by `provider/model`."""
+        if not self.model_overrides:
+            return None
+        found = self.model_overrides.get(model_key(f"{provider}/{model}"))
+        return found if found is not None else self.model_overrides.get(model_key(model))
 
     def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
         """`model.supports_vision`, if it applies to `model`: the config names no main model,
         or names this one (case-insensitively)."""
         if self.main_vision is None:
             return None
-        if self.main_model is None or self.main_model.lower() == model.strip().lower():
+        if self.main_model is None or model_key(self.main_model) == model_key(model):
             return self.main_vision
         return None
 
@@ -165,11 +179,13 @@ class _Reader:
             aux=self.aux(),
             main_model=main_model,
             main_vision=main_vision,
-            main_provider=clean(main_section.get("provider")).lower() or None,
+            main_provider=provider_key(clean(main_section.get("provider"))) or None,
             main_base_url=clean(main_section.get("base_url")) or None,
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(self.providers()),
+            model_overrides=MappingProxyType(self.model_overrides()),
+            catalog_refresh=self.catalog_refresh(),
             diagnostics=tuple(self.diagnostics + self.unknown()),
         )
 
@@ -323,6 +339,11 @@ class _Reader:
             return name, None
         return name, self.boolean(section["supports_vision"], ("model", "supports_vision"))
 
+    def catalog_refresh(self) -> bool:
+        path: DocumentPath = ("visiongate", "catalog_refresh")
+        raw = self.section(path[:1]).get(path[1])
+        return bool(raw is not None and self.boolean(raw, path).value)
+
     def embed_target(self) -> Sourced[int | None]:
         path: DocumentPath = ("vision", "embed_target_bytes")
         raw = self.section(path[:1]).get(path[1])
@@ -345,18 +366,70 @@ class _Reader:
             )
         clamped = clamp_embed_target(value)
         if clamped != value:
+            bound = "smallest" if clamped > value else "largest"
+            warning = self.warn(
+                "clamped-byte-count",
+                f"`{value}` is outside the byte budgets the native lane takes, "
+                f"clamped to the {bound}, {clamped}",
+                path,
+                f"write a whole number of bytes between {EMBED_TARGET_MIN} and {EMBED_TARGET_MAX}",
+            )
             return Sourced(
                 clamped,
                 f"{where}: {value} clamped to {clamped} "
                 f"(range {EMBED_TARGET_MIN}..{EMBED_TARGET_MAX})",
+                (warning,),
             )
         return Sourced(value, f"{where}: {value}")
 
     def providers(self) -> dict[str, ProviderDeclaration]:
+        """`providers.<id>` entries, then the `custom_providers` list (the production agent's
+        legacy form; a `providers` entry of the same name wins)."""
         declarations: dict[str, ProviderDeclaration] = {}
         for key in self.section(("providers",)):
             spec = self.section(("providers", key))
             if spec:
-                declaration = read_declaration(self, key, spec)
-                declarations.setdefault(str(key).strip().lower(), declaration)
+                declaration = read_declaration(self, ("providers", key), spec)
+                declarations.setdefault(provider_key(str(key)), declaration)
+        for index, spec in self.custom_providers():
+            name = custom_name(spec.get("name"))
+            declaration = read_declaration(self, ("custom_providers", index), spec)
+            declarations.setdefault(name, declaration)
         return declarations
+
+    def custom_providers(self) -> list[tuple[int, Mapping[Any, Any]]]:
+        """The entries of `custom_providers` that are usable, with their index."""
+        raw = self.data.get("custom_providers")
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            self.warn(
+                "config-not-list",
+                "`custom_providers` must be a list of providers, ignored",
+                ("custom_providers",),
+                "write each provider as a list item: `- name: my-endpoint`",
+            )
+            return []
+        usable = []
+        for index, spec in enumerate(raw):
+            if isinstance(spec, Mapping) and custom_name(spec.get("name")):
+                usable.append((index, spec))
+                continue
+            self.warn(
+                "custom-provider-unnamed",
+                f"`custom_providers[{index}]` has no `name`, ignored",
+                ("custom_providers", index),
+                "give it `name:`, the provider id decisions are asked for",
+            )
+        return usable
+
+    def model_overrides(self) -> dict[str, Sourced[bool | None]]:
+        """`model_overrides.<model>.supports_vision` (alias `vision`), by folded model id."""
+        overrides: dict[str, Sourced[bool | None]] = {}
+        for model in self.section(("model_overrides",)):
+            spec = self.section(("model_overrides", model))
+            word = "supports_vision" if "supports_vision" in spec else "vision"
+            if spec.get(word) is not None:
+                path = ("model_overrides", model, word)
+                overrides.setdefault(model_key(str(model)), self.boolean(spec[word], path))
+        return overrides

@@ -22,7 +22,19 @@ ANY: Final = "*"
 """Stands for any provider id or model id in a section path."""
 
 SECTIONS: Final[Mapping[tuple[str, ...], tuple[tuple[str, ...], bool]]] = {
-    (): (("agent", "auxiliary", "model", "providers", "vision", "visiongate"), False),
+    (): (
+        (
+            "agent",
+            "auxiliary",
+            "model",
+            "providers",
+            "custom_providers",
+            "model_overrides",
+            "vision",
+            "visiongate",
+        ),
+        False,
+    ),
     ("agent",): (("image_input_mode",), False),
     ("auxiliary",): (("vision",), False),
     ("auxiliary", "vision"): (
@@ -41,8 +53,14 @@ SECTIONS: Final[Mapping[tuple[str, ...], tuple[tuple[str, ...], bool]]] = {
     ("model",): (("default", "name", "provider", "base_url", "supports_vision"), False),
     ("providers", ANY): (("tool_result_images", "api", "models", "base_url"), False),
     ("providers", ANY, "models", ANY): (("supports_vision", "vision"), False),
+    ("custom_providers", ANY): (
+        ("name", "base_url", "models", "model", "tool_result_images", "api"),
+        False,
+    ),
+    ("custom_providers", ANY, "models", ANY): (("supports_vision", "vision"), False),
+    ("model_overrides", ANY): (("supports_vision", "vision"), False),
     ("vision",): (("embed_target_bytes",), False),
-    ("visiongate",): (("routes_file",), True),
+    ("visiongate",): (("routes_file", "catalog_refresh"), True),
 }
 """Section path -> (keys visiongate reads there, whether the section is visiongate's own)."""
 
@@ -63,9 +81,9 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
 
     `only` restricts the walk to sections under that prefix (e.g. one provider's entry)."""
     for path, section in _sections(data, ()):
-        if only is not None and path[: len(only)] != only:
+        if only is not None and tuple(str(part) for part in path[: len(only)]) != only:
             continue
-        if only is None and path[:1] == ("providers",) and len(path) > 1:
+        if only is None and path[:1] in (("providers",), ("custom_providers",)) and len(path) > 1:
             continue  # reported with the provider's declaration, where its warnings live
         known, own = _known(path)
         for key in section:
@@ -76,8 +94,8 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
                 _report(warn, path, str(key), known)
 
 
-def _report(warn: Warn, path: tuple[str, ...], key: str, known: tuple[str, ...]) -> None:
-    where = ".".join(path) or "the top level"
+def _report(warn: Warn, path: DocumentPath, key: str, known: tuple[str, ...]) -> None:
+    where = ".".join(str(part) for part in path) or "the top level"
     warn(
         "unknown-config-key",
         f"unknown key `{key}` under `{where}` is ignored",
@@ -87,32 +105,39 @@ def _report(warn: Warn, path: tuple[str, ...], key: str, known: tuple[str, ...])
     )
 
 
-def _known(path: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+def _known(path: DocumentPath) -> tuple[tuple[str, ...], bool]:
     for pattern, entry in SECTIONS.items():
         if len(pattern) == len(path) and all(
-            p in (ANY, v) for p, v in zip(pattern, path, strict=True)
+            p in (ANY, str(v)) for p, v in zip(pattern, path, strict=True)
         ):
             return entry
     return (), False
 
 
 def _sections(
-    data: Mapping[Any, Any], path: tuple[str, ...]
-) -> Iterator[tuple[tuple[str, ...], Mapping[Any, Any]]]:
-    """Every section visiongate reads that is present and a mapping, with its path."""
+    data: Mapping[Any, Any], path: DocumentPath
+) -> Iterator[tuple[DocumentPath, Mapping[Any, Any]]]:
+    """Every section visiongate reads that is present and a mapping, with its path (a list,
+    such as `custom_providers`, is walked item by item)."""
     if _known(path)[0]:
         yield path, data
     for key, child in data.items():
-        deeper = (*path, str(key))
-        if isinstance(child, Mapping) and _walkable(deeper):
-            yield from _sections(child, deeper)
+        yield from _children((*path, str(key)), child)
 
 
-def _walkable(path: tuple[str, ...]) -> bool:
+def _children(path: DocumentPath, child: Any) -> Iterator[tuple[DocumentPath, Mapping[Any, Any]]]:
+    if isinstance(child, Mapping) and _walkable(path):
+        yield from _sections(child, path)
+    elif isinstance(child, list) and _walkable((*path, 0)):
+        for index, item in enumerate(child):
+            yield from _children((*path, index), item)
+
+
+def _walkable(path: DocumentPath) -> bool:
     """Whether a section visiongate reads lies at or under `path`."""
     return any(
         len(pattern) >= len(path)
-        and all(p in (ANY, v) for p, v in zip(pattern[: len(path)], path, strict=True))
+        and all(p in (ANY, str(v)) for p, v in zip(pattern[: len(path)], path, strict=True))
         for pattern in SECTIONS
     )
 

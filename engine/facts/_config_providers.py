@@ -18,9 +18,16 @@ from .._diagnostics import Severity, did_you_mean
 from .._yaml import DocumentPath
 from .._yaml import shown as one_line
 from ._config_keys import clean, unknown_keys
+from ._keys import provider_key
 from ._registry import API_NAMES, ProviderOverride
 
-__all__ = ["ProviderDeclaration", "Reader", "Sourced", "read_declaration"]
+__all__ = ["ProviderDeclaration", "Reader", "Sourced", "custom_name", "read_declaration"]
+
+
+def custom_name(raw: Any) -> str:
+    """A `custom_providers` entry's id as decisions name it (`custom:x` is `x`)."""
+    return provider_key(clean(raw))
+
 
 T = TypeVar("T")
 
@@ -71,22 +78,18 @@ class Reader(Protocol):
     def boolean(self, raw: Any, path: DocumentPath) -> Sourced[bool | None]: ...
 
 
-def read_declaration(reader: Reader, key: Any, spec: Mapping[Any, Any]) -> ProviderDeclaration:
-    models: dict[str, Sourced[bool | None]] = {}
-    raw_models = spec.get("models")
-    # `models` may also be a plain list of ids (a model picker's list): nothing to read.
-    for model, model_spec in raw_models.items() if isinstance(raw_models, Mapping) else ():
-        if isinstance(model_spec, Mapping):
-            word = "supports_vision" if "supports_vision" in model_spec else "vision"
-            if model_spec.get(word) is not None:
-                path = ("providers", key, "models", model, word)
-                models[str(model).strip()] = reader.boolean(model_spec[word], path)
-    override, warnings = _override(reader, key, spec)
+def read_declaration(
+    reader: Reader, base: DocumentPath, spec: Mapping[Any, Any]
+) -> ProviderDeclaration:
+    """The declaration at `base`: `("providers", id)`, or `("custom_providers", index)` for
+    an entry of the production agent's list of custom endpoints."""
+    models = _model_visions(reader, base, spec.get("models"))
+    override, warnings = _override(reader, base, spec)
 
     def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
         warnings.append(reader.warn(code, message, path, help_text, at_key=True))
 
-    unknown_keys(reader.data, report, only=("providers", str(key)))
+    unknown_keys(reader.data, report, only=tuple(str(part) for part in base))
     folded = {model.lower(): value for model, value in reversed(models.items())}
     base_url = clean(spec.get("base_url")) or None
     return ProviderDeclaration(
@@ -94,10 +97,36 @@ def read_declaration(reader: Reader, key: Any, spec: Mapping[Any, Any]) -> Provi
     )
 
 
+def _model_visions(reader: Reader, base: DocumentPath, raw: Any) -> dict[str, Sourced[bool | None]]:
+    """`models` as a mapping `{id: {supports_vision: ...}}` or a list of ids or of mappings
+    with `name`/`id`/`model`; a plain id declares nothing (a model picker's list)."""
+    if isinstance(raw, Mapping):
+        items = [(model, spec, model) for model, spec in raw.items()]
+    elif isinstance(raw, list):
+        items = [(_list_id(spec), spec, index) for index, spec in enumerate(raw)]
+    else:
+        items = []
+    models: dict[str, Sourced[bool | None]] = {}
+    for model, spec, where in items:
+        if not model or not isinstance(spec, Mapping):
+            continue
+        word = "supports_vision" if "supports_vision" in spec else "vision"
+        if spec.get(word) is not None:
+            path = (*base, "models", where, word)
+            models[str(model).strip()] = reader.boolean(spec[word], path)
+    return models
+
+
+def _list_id(spec: Any) -> str:
+    if isinstance(spec, Mapping):
+        return next((clean(spec[k]) for k in ("name", "id", "model") if clean(spec.get(k))), "")
+    return ""
+
+
 def _override(
-    reader: Reader, key: Any, spec: Mapping[Any, Any]
+    reader: Reader, base: DocumentPath, spec: Mapping[Any, Any]
 ) -> tuple[ProviderOverride | None, list[str]]:
-    base: DocumentPath = ("providers", key)
+    where = ".".join(str(part) for part in base)
     images = None
     warnings: list[str] = []
     if spec.get("tool_result_images") is not None:
@@ -118,11 +147,11 @@ def _override(
         warnings.append(
             reader.warn(
                 "api-without-declaration",
-                f"`providers.{key}.api` has no effect without `tool_result_images`",
+                f"`{where}.api` has no effect without `tool_result_images`",
                 (*base, "api"),
                 "add `tool_result_images: true` (or false) next to it",
             )
         )
     if images is None:
         return None, warnings
-    return ProviderOverride(images, api, f"{reader.label}: providers.{key}"), warnings
+    return ProviderOverride(images, api, f"{reader.label}: {where}"), warnings

@@ -23,12 +23,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple, TypeVar
+
+from visiongate.shapes import shape_named
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
+from ._keys import model_id, provider_key
 from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
-from ._registry_types import Entry, Evidence, Limits, ModelAlias, Veto
+from ._registry_types import (
+    Entry,
+    Evidence,
+    Limits,
+    MessageRule,
+    ModelAlias,
+    Veto,
+    build,
+    limits_with,
+)
 
 __all__ = [
     "API_NAMES",
@@ -103,11 +115,23 @@ class ProviderRoute:
     """Where the evidence can be read, when the registry names it."""
     where: str = ""
     """`file:line` of the registry entry that decided, when one did."""
+    user_after_tool: str = "allowed"
+    """The provider's message-order rule for a user message right after a tool message:
+    `allowed`, `bridge` (rendering inserts an assistant turn) or `refuses`
+    (`visiongate.shapes` explains them)."""
+    message_rule: str = ""
+    """The rule's note, evidence and `file:line`, when a registry rule applies."""
 
     @property
     def path(self) -> str:
         """The `path` fact: `accepts`, `refuses` or `unverified`."""
         return path_of(self.accepts_tool_images, self.evidence)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            self.formats, self.max_image_base64, self.max_edge_px, self.max_images_per_request
+        )
 
 
 @dataclass(frozen=True)
@@ -120,8 +144,8 @@ class ModelRef:
     """The model as given, stripped."""
     matched: str
     """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
-    lookups: tuple[tuple[str, str], ...]
-    """Catalog ids to try, in order, each with how it was derived."""
+    lookups: tuple[tuple[str, str, str], ...]
+    """(catalog section, model id, how it was derived): the look-ups to try, in order."""
     catalog: str
     """The catalog section to look in."""
     notes: tuple[str, ...] = ()
@@ -129,9 +153,9 @@ class ModelRef:
     alias: ModelAlias | None = None
 
 
-@dataclass(frozen=True)
-class _Answer:
-    """The decision part of a route, before the limits are attached."""
+class _Answer(NamedTuple):
+    """The decision part of a route, before the limits are attached (a named tuple: built for
+    every never-seen model, and a tuple is built in C)."""
 
     api: str
     accepts: bool
@@ -153,7 +177,11 @@ class ProviderRegistry:
     names: Mapping[str, str]
     """Every id and alias -> the registry id."""
     vetoes: tuple[Veto, ...] = ()
+    message_rules: tuple[MessageRule, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    _applicable: dict[str, tuple[tuple[Veto, ...], tuple[MessageRule, ...]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def bundled(cls) -> ProviderRegistry:
@@ -176,23 +204,50 @@ class ProviderRegistry:
 
     def canonical(self, provider: str) -> str:
         """The registry id for a provider id or alias (normalized), else the normalized input."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self.names.get(name, name)
 
     def locate(self, provider: str, model: str, base_url: str | None = None) -> ModelRef:
         """Where a provider and model sit in the registry (see `ModelRef`)."""
         name = self._endpoint(self.canonical(provider), base_url)
         entry = self.entries.get(name)
-        model = model.strip()
+        model = model_id(model)
         stripped, notes = _strip_variants(model, entry.strip_variants if entry else ())
         alias = entry.alias_for(stripped) if entry is not None else None
-        lookups = [(stripped, notes[0] if notes else "exact id")]
+        catalog = entry.catalog if entry is not None else name
+        lookups = [(catalog, stripped, notes[0] if notes else "exact id")]
         if alias is not None:
             notes += (f"`{alias.alias}` points at `{alias.model}` ({alias.evidence.kind})",)
-            lookups.append((alias.model, f"alias of `{alias.model}`"))
-        catalog = entry.catalog if entry is not None else name
+            lookups.append((catalog, alias.model, f"alias of `{alias.model}`"))
         matched = alias.model if alias is not None else stripped
-        return ModelRef(name, model, matched, tuple(lookups), catalog, notes, alias)
+        lookups += self._vendor_lookups(name, entry, matched)
+        return build(
+            ModelRef,
+            provider=name,
+            model=model,
+            matched=matched,
+            lookups=tuple(lookups),
+            catalog=catalog,
+            notes=notes,
+            alias=alias,
+        )
+
+    def _vendor_lookups(
+        self, name: str, entry: Entry | None, model: str
+    ) -> list[tuple[str, str, str]]:
+        """Where else a vendor's own model is listed: a vendor-prefixed id (`xai/grok-4`) on
+        the vendor is its bare id; on a gateway it is the vendor's own section's id; a bare
+        id on a vendor is also how gateways list it (`xai/grok-4`, `x-ai/grok-4`)."""
+        prefix, slash, rest = model.partition("/")
+        if slash and rest:
+            owner = self.entries.get(self.canonical(prefix))
+            if owner is None:
+                return []
+            if owner.id == name:
+                return [(owner.catalog, rest, f"without the vendor prefix `{prefix}/`")]
+            own = (owner.catalog, rest, f"in the section of its vendor `{owner.id}`")
+            return [own, *_as_gateways_list(owner, rest, prefix)]
+        return _as_gateways_list(entry, model) if entry is not None else []
 
     def route(
         self,
@@ -231,7 +286,21 @@ class ProviderRegistry:
         if veto is not None:
             reason = f"`{ref.model}` is vetoed: {veto.note}"
             answer = _Answer(answer.api, False, reason, self.label, veto.evidence)
-        return self._build(ref, entry, answer, entry is not None or declared is not None)
+        rule = self.message_rule(ref)
+        if rule is not None and answer.accepts and _rule_blocks(rule, answer.api):
+            reason = f"`{ref.model}` takes no user message after a tool message: {rule.note}"
+            answer = _Answer(answer.api, False, reason, self.label, rule.evidence)
+        route = self._build(ref, entry, answer, entry is not None or declared is not None)
+        if rule is None:
+            return route
+        where = f"{rule.note} ({rule.evidence.kind}, {rule.evidence.where})"
+        rules = {"user_after_tool": rule.user_after_tool, "message_rule": where}
+        return build(ProviderRoute, **{**route.__dict__, **rules})
+
+    def message_rule(self, ref: ModelRef) -> MessageRule | None:
+        """The first message-order rule for a located provider and model, if any."""
+        _, rules = self._for_provider(ref.provider)
+        return _first(rules, ref)
 
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
@@ -244,12 +313,21 @@ class ProviderRegistry:
         return name
 
     def _veto(self, ref: ModelRef) -> Veto | None:
-        for veto in self.vetoes:
-            if veto.provider.matches(ref.provider) and (
-                veto.model.matches(ref.matched) or veto.model.matches(ref.model)
-            ):
-                return veto
-        return None
+        vetoes, _ = self._for_provider(ref.provider)
+        return _first(vetoes, ref)
+
+    def _for_provider(self, provider: str) -> tuple[tuple[Veto, ...], tuple[MessageRule, ...]]:
+        """The vetoes and message rules whose provider patterns match `provider` (kept per
+        provider id: the patterns do not change, and this runs for every new model)."""
+        found = self._applicable.get(provider)
+        if found is None:
+            found = (
+                tuple(veto for veto in self.vetoes if veto.provider.matches(provider)),
+                tuple(rule for rule in self.message_rules if rule.provider.matches(provider)),
+            )
+            if len(self._applicable) < 1024:  # bounded: provider ids come from callers
+                self._applicable[provider] = found
+        return found
 
     def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
         answer = _entry_answer(entry, ref.matched, vision, self.label)
@@ -291,24 +369,55 @@ class ProviderRegistry:
         self, ref: ModelRef, entry: Entry | None, answer: _Answer, known: bool
     ) -> ProviderRoute:
         base = self.apis[answer.api]
-        own = entry.limits if entry is not None else {}
-        return ProviderRoute(
+        own = entry.limits if entry is not None and entry.limits else None
+        limits = base if own is None else limits_with(base, own)
+        return build(
+            ProviderRoute,
             provider=ref.provider,
             model=ref.model,
             api=answer.api,
             accepts_tool_images=answer.accepts,
             reason=answer.reason,
-            formats=tuple(own.get("formats", base.formats)),
-            max_image_base64=own.get("max_image_base64", base.max_image_base64),
-            max_edge_px=own.get("max_edge_px", base.max_edge_px),
-            max_images_per_request=own.get("max_images_per_request", base.max_images_per_request),
+            formats=limits.formats,
+            max_image_base64=limits.max_image_base64,
+            max_edge_px=limits.max_edge_px,
+            max_images_per_request=limits.max_images_per_request,
             known=known,
             source=answer.source,
             catalog=ref.catalog,
             evidence=answer.evidence.kind,
             cites=answer.evidence.cites,
             where=answer.evidence.where,
+            user_after_tool="allowed",
+            message_rule="",
         )
+
+
+_Matched = TypeVar("_Matched", Veto, MessageRule)
+
+
+def _first(items: tuple[_Matched, ...], ref: ModelRef) -> _Matched | None:
+    """The first veto or rule whose model patterns match the model (plain loops: this runs
+    for every never-seen model)."""
+    if not items:
+        return None
+    names = (ref.matched,) if ref.matched == ref.model else (ref.matched, ref.model)
+    for item in items:
+        for name in names:
+            if item.model.matches(name):
+                return item
+    return None
+
+
+def _as_gateways_list(entry: Entry, model: str, given: str = "") -> list[tuple[str, str, str]]:
+    how = f"as gateways list `{entry.id}`'s own model"
+    spellings = [name for name in entry.vendor_names if name != given]
+    return [(entry.catalog, f"{spelling}/{model}", how) for spelling in spellings]
+
+
+def _rule_blocks(rule: MessageRule, api: str) -> bool:
+    """A rule that leaves no valid order for a shape whose images follow in a user message."""
+    return rule.user_after_tool == "refuses" and shape_named(api).user_follows_tool
 
 
 def _entry_answer(entry: Entry, model: str, vision: str, label: str) -> _Answer:

@@ -12,6 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from visiongate.shapes import SHAPES
+
 from .._diagnostics import Diagnostic, has_errors
 from .._validate import validate
 from .._yaml import DocumentPath, LoadedYaml, load_yaml
@@ -22,7 +24,16 @@ from ._registry_schema import (
     place_registry_diagnostic,
     refine_registry_diagnostic,
 )
-from ._registry_types import Entry, Evidence, Limits, ModelAlias, ModelRule, Patterns, Veto
+from ._registry_types import (
+    Entry,
+    Evidence,
+    MessageRule,
+    ModelAlias,
+    ModelRule,
+    Patterns,
+    Veto,
+    limits_with,
+)
 
 __all__ = ["STAGES", "analyze_registry_text"]
 
@@ -121,8 +132,9 @@ def _verdicts(document: Mapping[str, Any]) -> Iterator[tuple[DocumentPath, Mappi
         for section in ("models", "model_aliases"):
             for index, item in enumerate(entry.get(section, [])):
                 yield ("providers", name, section, index), item
-    for index, veto in enumerate(document["vetoes"]):
-        yield ("vetoes", index), veto
+    for section in ("vetoes", "message_rules"):
+        for index, item in enumerate(document[section]):
+            yield (section, index), item
 
 
 def _uncited(document: Mapping[str, Any], loaded: LoadedYaml) -> list[Diagnostic]:
@@ -172,13 +184,8 @@ def _evidence(spec: Mapping[str, Any], path: DocumentPath, loaded: LoadedYaml) -
 
 def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) -> ProviderRegistry:
     apis = {
-        name: Limits(
-            tuple(spec["formats"]),
-            spec["max_image_base64"],
-            spec["max_edge_px"],
-            spec["max_images_per_request"],
-        )
-        for name, spec in document["apis"].items()
+        shape.name: limits_with(shape.limits, document["apis"].get(shape.name, {}))
+        for shape in SHAPES
     }
     entries = {
         name: _build_entry(name, spec, loaded) for name, spec in document["providers"].items()
@@ -195,6 +202,16 @@ def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) 
         )
         for index, spec in enumerate(document["vetoes"])
     )
+    message_rules = tuple(
+        MessageRule(
+            Patterns.of(spec["provider"]),
+            Patterns.of(spec["model"]),
+            spec["user_after_tool"],
+            spec["note"].strip(),
+            _evidence(spec, ("message_rules", index), loaded),
+        )
+        for index, spec in enumerate(document["message_rules"])
+    )
     return ProviderRegistry(
         file=file,
         label=Path(file).name,
@@ -203,6 +220,7 @@ def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) 
         entries=MappingProxyType(entries),
         names=MappingProxyType(names),
         vetoes=vetoes,
+        message_rules=message_rules,
     )
 
 
@@ -243,4 +261,5 @@ def _build_entry(name: str, spec: Mapping[str, Any], loaded: LoadedYaml) -> Entr
         base_url_routes=tuple(
             (route["suffix"], route["provider"]) for route in spec.get("base_url_routes", [])
         ),
+        runtime=spec.get("runtime"),
     )

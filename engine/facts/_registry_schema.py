@@ -5,17 +5,29 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
+from visiongate.shapes import API_NAMES, USER_AFTER_TOOL
+
 from .._diagnostics import Diagnostic
 from .._validate import as_list, recode, strip_text
 from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
+from ._runtimes import RUNTIMES
 
-API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
-"""The payload shapes an adapter knows how to build."""
+__all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 
 EVIDENCE: Final = ("documented", "field", "assumed")
 """What a registry verdict rests on, strongest first: a provider document, a production
 agent's allow-list or user reports, or nothing but the API's general shape."""
+
+EVIDENCE_MEANS: Final = {
+    "documented": "a provider document says so",
+    "field": "a production agent ships the route open or users report it; no provider document",
+    "assumed": "nobody says either way; the verdict follows the API's general shape",
+    "declared": "the agent config declares it",
+    "learned": "the provider rejected images on this machine",
+    "probed": "a probe on this machine showed it",
+}
+"""What each kind of evidence rests on (for `registry show`)."""
 
 CITED_EVIDENCE: Final = ("documented", "field")
 """Evidence that must name its source in `cites`."""
@@ -61,11 +73,8 @@ def limits_schema() -> dict[str, Any]:
     }
 
 
-def _required_limits() -> dict[str, Any]:
-    return {key: {**rule, "required": True} for key, rule in limits_schema().items()}
-
-
-API_SCHEMA: dict[str, Any] = {**_required_limits(), "note": _NOTE}
+# A registry may override a shape's own limits (`visiongate.shapes`) for every provider.
+API_SCHEMA: dict[str, Any] = {**limits_schema(), "note": {**_NOTE, "required": False}}
 
 RULE_SCHEMA: dict[str, Any] = {
     "match": {**_PATTERNS, "required": True},
@@ -118,7 +127,21 @@ PROVIDER_SCHEMA: dict[str, Any] = {
     },
     "note": _NOTE,
     "models": {"type": "list", "schema": {"type": "dict", "schema": RULE_SCHEMA}},
+    "runtime": {"type": "string", "allowed": list(RUNTIMES)},
     **limits_schema(),
+}
+
+MESSAGE_RULE_SCHEMA: dict[str, Any] = {
+    "provider": {**_PATTERNS, "default": ["*"]},
+    "model": {**_PATTERNS, "default": ["*"]},
+    "user_after_tool": {
+        "type": "string",
+        "required": True,
+        "allowed": [value for value in USER_AFTER_TOOL if value != "allowed"],
+    },
+    "evidence": _EVIDENCE,
+    "cites": _CITES,
+    "note": _NOTE,
 }
 
 VETO_SCHEMA: dict[str, Any] = {
@@ -140,10 +163,8 @@ REGISTRY_SCHEMA: dict[str, Any] = {
     },
     "apis": {
         "type": "dict",
-        "required": True,
-        "schema": {
-            name: {"type": "dict", "required": True, "schema": API_SCHEMA} for name in API_NAMES
-        },
+        "default": {},
+        "schema": {name: {"type": "dict", "schema": API_SCHEMA} for name in API_NAMES},
     },
     "providers": {
         "type": "dict",
@@ -152,6 +173,11 @@ REGISTRY_SCHEMA: dict[str, Any] = {
         "valuesrules": {"type": "dict", "schema": PROVIDER_SCHEMA},
     },
     "vetoes": {"type": "list", "default": [], "schema": {"type": "dict", "schema": VETO_SCHEMA}},
+    "message_rules": {
+        "type": "list",
+        "default": [],
+        "schema": {"type": "dict", "schema": MESSAGE_RULE_SCHEMA},
+    },
 }
 
 

@@ -6,19 +6,46 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Entry", "Evidence", "Limits", "ModelAlias", "ModelRule", "Patterns", "Veto"]
+from visiongate.shapes import Limits
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one payload carries at most, and in which formats."""
+def limits_with(base: Limits, own: Mapping[str, Any]) -> Limits:
+    """A shape's limits with the ones a registry sets itself (a provider's, or `apis.<shape>`)."""
+    return Limits(
+        tuple(own.get("formats", base.formats)),
+        own.get("max_image_base64", base.max_image_base64),
+        own.get("max_edge_px", base.max_edge_px),
+        own.get("max_images_per_request", base.max_images_per_request),
+    )
 
-    formats: tuple[str, ...]
-    max_image_base64: int
-    max_edge_px: int
-    max_images_per_request: int
+
+def build(cls: type[T], **values: Any) -> T:
+    """An instance of the frozen dataclass `cls` from all of its fields, without its generated
+    `__init__`: on the decide path, where a never-seen pair builds a route, a model reference
+    and the resolved facts, that `__init__` (one `object.__setattr__` per field) costs ~15x
+    more than filling the instance's `__dict__`. Every field must be given (checked in
+    tests); the instance is as frozen as any other."""
+    instance = object.__new__(cls)
+    instance.__dict__.update(values)
+    return instance
+
+
+__all__ = [
+    "Entry",
+    "Evidence",
+    "Limits",
+    "MessageRule",
+    "ModelAlias",
+    "ModelRule",
+    "Patterns",
+    "Veto",
+    "build",
+    "limits_with",
+]
 
 
 @dataclass(frozen=True)
@@ -85,6 +112,13 @@ class Entry:
     model_aliases: tuple[ModelAlias, ...] = ()
     base_url_routes: tuple[tuple[str, str], ...] = ()
     """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""
+    runtime: str | None = None
+    """A local runtime that can be asked what the model reads (`ollama`, `llamacpp`)."""
+
+    @property
+    def vendor_names(self) -> tuple[str, ...]:
+        """The id and aliases as gateways prefix this vendor's models (`xai/`, `x-ai/`)."""
+        return (self.id, *self.aliases)
 
     def alias_for(self, model: str) -> ModelAlias | None:
         folded = model.lower()
@@ -101,3 +135,18 @@ class Veto:
     model: Patterns
     note: str
     evidence: Evidence
+
+
+@dataclass(frozen=True)
+class MessageRule:
+    """A message order a provider (or a model family on any provider) rejects, and the fix."""
+
+    provider: Patterns
+    model: Patterns
+    user_after_tool: str
+    """`bridge` (an assistant turn must come between) or `refuses` (no user message at all)."""
+    note: str
+    evidence: Evidence
+
+    def matches(self, provider: str, *models: str) -> bool:
+        return self.provider.matches(provider) and any(self.model.matches(m) for m in models)

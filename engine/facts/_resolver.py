@@ -4,9 +4,11 @@
 |-----------|----------------------------------------------------------------------------------|
 | `mode`    | `agent.image_input_mode`, else `auto`                                            |
 | `aux`     | `auxiliary.vision` names a backend (provider not blank/`auto`, or model/base_url)|
-| `catalog` | `model.supports_vision` (main model) -> `providers.<p>.models.<m>.supports_vision` |
-|           | -> the model catalog (routing variants stripped, floating aliases followed)      |
-|           | -> `unknown`                                                                     |
+| `catalog` | `model.supports_vision` (main model) -> the provider's declaration              |
+|           | (`providers.<p>.models.<m>` or its `custom_providers` entry) -> `model_overrides` |
+|           | -> the local runtime, asked (Ollama, llama.cpp) -> the model catalog (routing    |
+|           | variants stripped, floating aliases followed, input-preserving variants read as  |
+|           | their base, vendor ids as gateways list them) -> `unknown`, with a did-you-mean  |
 | `path`    | a learned or probed verdict (`routes`) -> the provider registry, with the config's |
 |           | `providers.<p>.tool_result_images` and `supports_vision` declarations             |
 
@@ -17,7 +19,10 @@ input that changes at run time, the routes overlay, is keyed into the memo by it
 
 from __future__ import annotations
 
+import difflib
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -25,11 +30,17 @@ from typing import Final
 
 from .._vocabulary import Cell
 from ._catalog import CatalogAnswer, ModelCatalog
+from ._catalog_store import facts_cache_dir
 from ._config import AgentConfig, ProviderDeclaration, Sourced
+from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
+from ._registry_types import build
 from ._routes import LearnedRoute, RouteOverlay
+from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url
 
 MEMO_SIZE: Final = 4096
+NEAR_NAME: Final = 0.8
+"""How close (difflib ratio) an unknown provider id must be to a known one to be a typo."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,9 @@ class ResolvedFacts:
     """What the catalog said, when it was asked (the config did not answer first)."""
     cell: Cell
     """The facts as a decision-table cell: (mode, catalog, aux, path)."""
+    expires: float | None = None
+    """When a local runtime's answer in these facts stops being fresh (epoch seconds): the
+    memo asks again after that. None: nothing here ages."""
 
 
 class FactResolver:
@@ -68,13 +82,19 @@ class FactResolver:
         *,
         memo_size: int = MEMO_SIZE,
         routes: RouteOverlay | None = None,
+        runtimes: RuntimeProbe | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
         self.registry = registry
         self.routes = routes if routes is not None else RouteOverlay(None)
+        self.runtimes = runtimes or RuntimeProbe(facts_cache_dir() / "runtimes.json")
+        self._generation = 0
+        self._vision_inputs: Inputs | None = None
         self._routes_version = self.routes.version
-        self._memo: dict[tuple[str, str], ResolvedFacts] = {}
+        # Ordered, so the oldest entry leaves in O(1): `del d[next(iter(d))]` on a plain dict
+        # scans the holes earlier deletions left at its front.
+        self._memo: OrderedDict[tuple[str, str], ResolvedFacts] = OrderedDict()
         self._memo_size = max(1, memo_size)
         self._lock = threading.Lock()
         # A config may name a provider by an alias (`google` for `gemini`): index by registry id
@@ -105,23 +125,41 @@ class FactResolver:
             self.forget()
         key = (provider, model)
         found = self._memo.get(key)
-        if found is not None:
+        if found is not None and (found.expires is None or time.time() < found.expires):
             return found
-        resolved = self._resolve(provider.strip().lower(), model.strip())
+        generation = self._generation
+        resolved = self._resolve(provider_key(provider), model_id(model))
         with self._lock:
-            if len(self._memo) >= self._memo_size:
-                del self._memo[next(iter(self._memo))]
+            if generation != self._generation:
+                return resolved  # an input changed meanwhile: do not keep the old answer
+            if len(self._memo) >= self._memo_size and key not in self._memo:
+                self._memo.popitem(last=False)
             self._memo[key] = resolved
         return resolved
+
+    def _inputs(self) -> Inputs:
+        """What the `catalog` fact reads, rebuilt only when the catalog (or the runtime probe)
+        was swapped."""
+        inputs = self._vision_inputs
+        if inputs is None or (inputs.catalog, inputs.runtimes) != (self.catalog, self.runtimes):
+            inputs = Inputs(self.config, self.catalog, self.registry, self.runtimes)
+            self._vision_inputs = inputs
+        return inputs
+
+    def use_catalog(self, catalog: ModelCatalog) -> None:
+        """Decide with another catalog from now on (a refreshed one); drops the memo."""
+        self.catalog = catalog
+        self.forget()
 
     def forget(self) -> None:
         """Drop every memoized resolution (after an input changed, e.g. a learned route)."""
         with self._lock:
+            self._generation += 1
             self._memo.clear()
 
     def declaration_for(self, provider: str) -> ProviderDeclaration | None:
         """What the config declares under `providers.<provider>` (by id or registry alias)."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self._declarations.get(name) or self._declarations.get(self.registry.canonical(name))
 
     def learn(self, route: LearnedRoute) -> LearnedRoute:
@@ -132,21 +170,23 @@ class FactResolver:
 
     def locate(self, provider: str, model: str) -> ModelRef:
         """Where a provider and model sit in the registry, with the config's base URL."""
-        name = provider.strip().lower()
+        name = provider_key(provider)
         return self.registry.locate(name, model, self.config.base_url_for(name))
 
     def _resolve(self, provider: str, model: str) -> ResolvedFacts:
         config = self.config
         declaration = self.declaration_for(provider)
         ref = self.locate(provider, model)
-        catalog, catalog_line, answer, model_warnings, vision = self._catalog(
-            ref, declaration, model
-        )
+        vision = resolve_vision(self._inputs(), provider, ref, declaration, model)
+        catalog = vision.value
+        declared = vision.declared
         route = self.registry.route_ref(
             ref,
             declaration.override if declaration is not None else None,
             vision=catalog,
-            declared_vision=vision.provenance if vision is not None and vision.value else None,
+            declared_vision=declared.provenance
+            if declared is not None and declared.value
+            else None,
         )
         route = self._learned(route, ref)
         facts = {
@@ -157,24 +197,41 @@ class FactResolver:
         }
         provenance = {
             "mode": config.mode.provenance,
-            "catalog": catalog_line,
+            "catalog": vision.provenance,
             "aux": config.aux.provenance,
             "path": f"{route.source}: {route.reason}",
         }
         provider_warnings = declaration.warnings if declaration is not None else ()
+        if not route.known and declaration is None:
+            provider_warnings += self._provider_suggestion(provider)
         if self.routes.problem is not None:
             provider_warnings += (self.routes.problem,)
-        return ResolvedFacts(
+        return build(
+            ResolvedFacts,
             provider=provider,
             model=model,
             facts=MappingProxyType(facts),
             provenance=MappingProxyType(provenance),
-            warnings=self._global_warnings + provider_warnings + model_warnings,
+            warnings=self._global_warnings + provider_warnings + vision.warnings,
             route=route,
             embed_target_bytes=config.embed_target_bytes.value,
             embed_target_provenance=config.embed_target_bytes.provenance,
-            catalog_answer=answer,
+            catalog_answer=vision.answer,
             cell=(facts["mode"], catalog, facts["aux"], route.path),
+            expires=vision.expires,
+        )
+
+    def _provider_suggestion(self, provider: str) -> tuple[str, ...]:
+        """A did-you-mean warning for a provider neither the registry nor the catalog knows."""
+        if provider in self.catalog.providers:
+            return ()
+        known = sorted({*self.registry.names, *self.catalog.providers})
+        close = difflib.get_close_matches(provider, known, n=1, cutoff=NEAR_NAME)
+        if not close:
+            return ()
+        return (
+            f"provider `{provider}` is in neither {self.registry.label} nor the catalog, so "
+            f"its route refuses: did you mean `{close[0]}`?",
         )
 
     def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
@@ -193,38 +250,127 @@ class FactResolver:
             known=True,
         )
 
-    def _catalog(
-        self, ref: ModelRef, declaration: ProviderDeclaration | None, model: str
-    ) -> tuple[str, str, CatalogAnswer | None, tuple[str, ...], Sourced[bool | None] | None]:
-        """(fact, provenance, catalog answer, warnings, config declaration) for `catalog`."""
-        main = self.config.main_vision_for(model)
-        if main is not None and main.value is not None:
-            return _vision(main.value), main.provenance, None, (), main
-        declared = declaration.model_vision(model) if declaration is not None else None
-        if declared is not None and declared.value is not None:
-            return _vision(declared.value), declared.provenance, None, (), declared
-        warnings = declared.warnings if declared is not None else ()
-        answer, note = self._lookup(ref)
-        return answer.verdict, self._catalog_line(answer, ref, note), answer, warnings, None
 
-    def _lookup(self, ref: ModelRef) -> tuple[CatalogAnswer, str]:
-        """The first catalog answer that knows the model, over the located ids in order."""
-        answer, note = CatalogAnswer("unknown"), ""
-        for candidate, how in ref.lookups:
-            answer, note = self.catalog.lookup(ref.catalog, candidate), how
-            if answer.verdict != "unknown":
-                break
-        return answer, "" if note == "exact id" else note
+# -- the `catalog` fact -------------------------------------------------------------------------
 
-    def _catalog_line(self, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
-        label = self.catalog.label
-        if answer.verdict == "unknown":
-            notes = "; ".join(ref.notes)
-            extra = f"; {notes}" if notes else ""
-            return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
-        hows = [how for how in (answer.how, note) if how and how != "exact id"]
-        how = f" ({'; '.join(hows)})" if hows else ""
-        return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
+
+@dataclass(frozen=True)
+class VisionFact:
+    value: str
+    """`vision`, `no_vision` or `unknown`."""
+    provenance: str
+    answer: CatalogAnswer | None = None
+    """What the catalog said, when it was asked."""
+    warnings: tuple[str, ...] = ()
+    declared: Sourced[bool | None] | None = None
+    """The config's declaration, when one answered."""
+    expires: float | None = None
+    """When a runtime's answer stops being fresh (epoch seconds); None when none was asked."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: AgentConfig
+    catalog: ModelCatalog
+    registry: ProviderRegistry
+    runtimes: RuntimeProbe
+
+
+def resolve_vision(
+    inputs: Inputs,
+    provider: str,
+    ref: ModelRef,
+    declaration: ProviderDeclaration | None,
+    model: str,
+) -> VisionFact:
+    config = inputs.config
+    declared = _declared(config, declaration, provider, model)
+    if declared is not None and declared.value is not None:
+        return _fact(_vision(declared.value), declared.provenance, declared=declared)
+    warnings = declared.warnings if declared is not None else ()
+    runtime = _ask_runtime(inputs, provider, ref)
+    expires = inputs.runtimes.expires(runtime) if runtime is not None else None
+    if runtime is not None and runtime.verdict != "unknown":
+        return _fact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
+    answer, note = _lookup(inputs.catalog, ref)
+    line = _catalog_line(inputs.catalog, answer, ref, note)
+    if runtime is not None:
+        line = f"{runtime.provenance}; {line}"
+    if answer.verdict == "unknown":
+        warnings += _suggestion(inputs.catalog, ref)
+    return _fact(answer.verdict, line, answer=answer, warnings=warnings, expires=expires)
+
+
+def _fact(
+    value: str,
+    provenance: str,
+    *,
+    answer: CatalogAnswer | None = None,
+    warnings: tuple[str, ...] = (),
+    declared: Sourced[bool | None] | None = None,
+    expires: float | None = None,
+) -> VisionFact:
+    return build(
+        VisionFact,
+        value=value,
+        provenance=provenance,
+        answer=answer,
+        warnings=warnings,
+        declared=declared,
+        expires=expires,
+    )
+
+
+def _declared(
+    config: AgentConfig, declaration: ProviderDeclaration | None, provider: str, model: str
+) -> Sourced[bool | None] | None:
+    """The first config declaration about the model that gives a value (or its warnings)."""
+    unusable = None
+    for found in (
+        config.main_vision_for(model),
+        declaration.model_vision(model) if declaration is not None else None,
+        config.model_override(provider, model),
+    ):
+        if found is not None and found.value is not None:
+            return found
+        unusable = unusable or found
+    return unusable
+
+
+def _ask_runtime(inputs: Inputs, provider: str, ref: ModelRef) -> RuntimeAnswer | None:
+    entry = inputs.registry.entries.get(ref.provider)
+    if entry is None or entry.runtime is None:
+        return None
+    base_url = inputs.config.base_url_for(provider) or default_base_url(entry.runtime)
+    return inputs.runtimes.ask(entry.runtime, base_url, ref.model)
+
+
+def _lookup(catalog: ModelCatalog, ref: ModelRef) -> tuple[CatalogAnswer, str]:
+    """The first catalog answer that knows the model, over the located ids in order."""
+    answer, note = CatalogAnswer("unknown"), ""
+    for section, candidate, how in ref.lookups:
+        answer, note = catalog.lookup(section, candidate), how
+        if answer.verdict != "unknown":
+            break
+    return answer, "" if note == "exact id" else note
+
+
+def _catalog_line(catalog: ModelCatalog, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
+    label = catalog.label
+    if answer.verdict == "unknown":
+        notes = "; ".join(ref.notes)
+        extra = f"; {notes}" if notes else ""
+        return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
+    hows = [how for how in (answer.how, note) if how and how != "exact id"]
+    how = f" ({'; '.join(hows)})" if hows else ""
+    return f"{label}: {answer.matched} input=[{', '.join(answer.inputs)}]{how}"
+
+
+def _suggestion(catalog: ModelCatalog, ref: ModelRef) -> tuple[str, ...]:
+    near = catalog.near(ref.catalog, ref.matched)
+    if near is None:
+        return ()
+    return (f"model `{ref.model}` is not in {catalog.label}: did you mean `{near}`?",)
 
 
 def _vision(value: bool) -> str:

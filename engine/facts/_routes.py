@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from .._files import replace_file
+from ._keys import model_id, provider_key, route_key
 
 __all__ = ["LearnedRoute", "RouteOverlay", "default_routes_path"]
 
@@ -77,7 +78,7 @@ class LearnedRoute:
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.provider.lower(), self.model.strip().lower())
+        return route_key(self.provider, self.model)
 
     @classmethod
     def today(
@@ -90,7 +91,7 @@ class LearnedRoute:
     ) -> LearnedRoute:
         date = datetime.now(UTC).strftime("%Y-%m-%d")
         return cls(
-            provider.strip().lower(), model.strip(), verdict, how, date, clean_detail(detail)
+            provider_key(provider), model_id(model), verdict, how, date, clean_detail(detail)
         )
 
 
@@ -127,8 +128,10 @@ class RouteOverlay:
         """The recorded verdict for a provider and the first of `models` that has one."""
         self.refresh()
         routes = self._routes
+        if not routes:
+            return None
         for model in models:
-            found = routes.get((provider.lower(), model.strip().lower()))
+            found = routes.get(route_key(provider, model))
             if found is not None:
                 return found
         return None
@@ -145,9 +148,8 @@ class RouteOverlay:
 
     def forget(self, provider: str, model: str) -> bool:
         """Remove the verdict for a provider and model; False when there was none."""
-        key = (provider.strip().lower(), model.strip().lower())
         with self._changing() as routes:
-            return routes.pop(key, None) is not None
+            return routes.pop(route_key(provider, model), None) is not None
 
     # -- the file -------------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ def facts_gate(
     from ..facts._registry import ProviderRegistry
 
     nothing: MappingProxyType[Any, Any] = MappingProxyType({})
-    no_catalog = ModelCatalog("<no catalog>", "no catalog", frozenset(), 0, *[nothing] * 4)
+    no_catalog = ModelCatalog.empty()
     no_registry = ProviderRegistry(
         "<no registry>", "no registry", "openai-chat", nothing, nothing, nothing
     )

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..facts._registry import ProviderRegistry, path_of
-from ..facts._registry_types import Entry, Evidence, Veto
+from ..facts._registry_schema import EVIDENCE_MEANS
+from ..facts._registry_types import Entry, Evidence, MessageRule, Veto
 from ..facts._resolver import FactResolver, ResolvedFacts
 
 __all__ = ["entry_document", "render_entry", "render_route", "route_document"]
@@ -25,6 +26,11 @@ def _verdict(accepts: bool, evidence: Evidence) -> dict[str, Any]:
         "cites": evidence.cites,
         "where": evidence.where,
     }
+
+
+def _message_rules(registry: ProviderRegistry, entry: Entry) -> list[MessageRule]:
+    names = (entry.id, *entry.aliases)
+    return [rule for rule in registry.message_rules if any(rule.provider.matches(n) for n in names)]
 
 
 def _vetoes(registry: ProviderRegistry, entry: Entry) -> list[Veto]:
@@ -61,13 +67,25 @@ def entry_document(registry: ProviderRegistry, entry: Entry) -> dict[str, Any]:
             {"model": list(veto.model.text), "note": veto.note, **_verdict(False, veto.evidence)}
             for veto in _vetoes(registry, entry)
         ],
+        "message_rules": [
+            {
+                "model": list(rule.model.text),
+                "user_after_tool": rule.user_after_tool,
+                "note": rule.note,
+                "evidence": rule.evidence.kind,
+                "cites": rule.evidence.cites,
+                "where": rule.evidence.where,
+            }
+            for rule in _message_rules(registry, entry)
+        ],
     }
 
 
 def _evidence_lines(item: dict[str, Any], indent: str) -> list[str]:
+    means = EVIDENCE_MEANS.get(item["evidence"], "")
     lines = [
-        f"{indent}{item['verdict']}, on {item['evidence']} evidence: path `{item['path']}` "
-        f"({item['where']})"
+        f"{indent}{item['verdict']}, on {item['evidence']} evidence ({means}): "
+        f"path `{item['path']}` ({item['where']})"
     ]
     if item["cites"]:
         lines.append(f"{indent}  cites: {item['cites']}")
@@ -103,6 +121,12 @@ def render_entry(document: dict[str, Any]) -> str:
     for veto in document["vetoes"]:
         lines.append(f"veto: {', '.join(veto['model'])}: {veto['note']}")
         lines += _evidence_lines(veto, "  ")
+    for rule in document.get("message_rules", []):
+        lines.append(
+            f"message order ({', '.join(rule['model'])}): user after tool: "
+            f"{rule['user_after_tool']}: {rule['note']}"
+        )
+        lines.append(f"  on {rule['evidence']} evidence ({rule['where']}); cites: {rule['cites']}")
     return "\n".join(lines)
 
 
@@ -126,6 +150,8 @@ def route_document(resolver: FactResolver, resolved: ResolvedFacts) -> dict[str,
         "max_images_per_request": route.max_images_per_request,
         "catalog": resolved.facts["catalog"],
         "catalog_provenance": resolved.provenance["catalog"],
+        "user_after_tool": route.user_after_tool,
+        "message_rule": route.message_rule,
         "notes": list(resolver.locate(resolved.provider, resolved.model).notes),
     }
 
@@ -142,6 +168,13 @@ def render_route(document: dict[str, Any]) -> str:
     ]
     if document["cites"]:
         lines.append(f"cites:    {document['cites']}")
+    means = EVIDENCE_MEANS.get(document["evidence"], "")
+    if means:
+        lines.append(f"evidence: {document['evidence']}: {means}")
+    if document.get("message_rule"):
+        lines.append(
+            f"order:    user after tool: {document['user_after_tool']}: {document['message_rule']}"
+        )
     lines += [f"model:    {note}" for note in document["notes"]]
     lines += [
         f"catalog:  {document['catalog']} ({document['catalog_provenance']})",

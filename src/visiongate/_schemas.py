@@ -19,6 +19,8 @@ SCHEMA_VERSIONS: Final[dict[str, int]] = {
     "lint-report": 1,
     "test-report": 1,
     "registry-show": 1,
+    "catalog-update": 1,
+    "catalog-show": 1,
     "routes-list": 1,
     "probe": 1,
     "rule": 1,

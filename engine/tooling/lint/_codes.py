@@ -82,6 +82,11 @@ _CODES: Final[tuple[LintCode, ...]] = (
     LintCode("config-not-mapping", "warning", "config", "a section that is not a mapping"),
     LintCode("invalid-boolean", "warning", "config", "a setting that must be true or false"),
     LintCode("invalid-byte-count", "warning", "config", "a byte count that is not a number"),
+    LintCode("clamped-byte-count", "warning", "config", "a byte count outside its range"),
+    LintCode("config-not-list", "warning", "config", "a section that must be a list"),
+    LintCode(
+        "custom-provider-unnamed", "warning", "config", "a `custom_providers` entry with no name"
+    ),
     LintCode("invalid-api", "warning", "config", "a provider's `api` that names no API shape"),
     LintCode(
         "api-without-declaration", "warning", "config", "an `api` without `tool_result_images`"

@@ -72,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "visiongate.cli.registry",
         "show a provider's route verdicts with their evidence, or the route of one model",
     ),
+    "catalog": (
+        "visiongate.cli.catalog",
+        "refresh the model catalog from models.dev (update), or see what it knows (show)",
+    ),
     "routes": (
         "visiongate.cli.routes",
         "list or forget routes learned at run time (report_refusal) or settled by `probe --save`",

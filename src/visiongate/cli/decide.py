@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
             print()
             print(explain_cell(gate.compiled, decision.cell))
+    for warning in decision.warnings:  # a typo or a clamp is said where a person looks
+        print(f"visiongate decide: {_warning(warning)}", file=sys.stderr)
     return _config_errors(gate)
 
 
@@ -120,8 +122,11 @@ def render_decision(decision: Decision) -> str:
     lines.append(
         f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {_where(policy)})"
     )
-    lines += [w if w.startswith("error: ") else f"warning: {w}" for w in decision.warnings]
     return "\n".join(lines)
+
+
+def _warning(text: str) -> str:
+    return text if text.startswith("error: ") else f"warning: {text}"
 
 
 def _where(policy: PolicyRef) -> str:

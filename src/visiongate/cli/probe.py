@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
 from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
+from visiongate.shapes import PROBE_APIS  # the shapes' own list; imports nothing heavy
 
 if TYPE_CHECKING:
     from visiongate.adapters.probe import ProbeResult
     from visiongate.engine import Gate
 
 SCHEMA_VERSION = 1
-# As `adapters.probe.PROBE_APIS`, written out so that `probe --help` imports no adapter.
-PROBE_APIS = ("anthropic", "openai-responses", "openai-chat", "gemini")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -190,6 +190,10 @@ def _options(
     watch = args.policy is not None and os.path.isfile(args.policy)
     if watch:
         gate.watch()
+    if args.catalog is None and gate.resolver.config.catalog_refresh:
+        from visiongate.engine.facts._catalog_store import CatalogRefresher
+
+        CatalogRefresher(gate.resolver).start()  # a daemon thread, off the decide path
     options = ProxyOptions(
         target=ProxyTarget(provider, model, limit),
         command=tuple(command),

@@ -27,15 +27,17 @@ from visiongate.cli._common import (
     fail,
     write_output,
 )
+from visiongate.shapes import API_NAMES  # the shapes' own list; imports nothing heavy
 
 if TYPE_CHECKING:
     from visiongate.adapters._routed import RoutedResult
     from visiongate.adapters._router import Router
 
-# As `visiongate.engine.SOURCES` and `adapters.payloads.API_NAMES`, written out so that
-# `route --help` imports neither the engine nor the MCP SDK (tests check they agree).
+
+# As `visiongate.engine.SOURCES`, written out so that `route --help` imports neither the
+# engine nor the MCP SDK (tests check they agree). The API shapes are `visiongate.shapes`'s
+# own list: that package imports nothing heavy.
 SOURCES = ("mcp", "computer_use", "browser", "vision_analyze")
-API_NAMES = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
 SCHEMA_VERSION = 1
 _SINGLE_IMAGE_SOURCES = ("computer_use", "browser", "vision_analyze")
 

@@ -1,0 +1,82 @@
+"""`visiongate catalog show`: what the catalog in use knows about a provider or a model, and
+where that catalog comes from (the bundled snapshot or the refreshed copy, with its date)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._diagnostics import did_you_mean
+from ..facts._catalog import ModelCatalog
+from ..facts._catalog_store import refreshed_path
+from ..facts._keys import model_id, provider_key
+
+__all__ = ["render_show", "show_document"]
+
+
+def _origin(catalog: ModelCatalog, cache: Path | None) -> dict[str, Any]:
+    refreshed = refreshed_path(cache)
+    return {
+        "in_use": catalog.label,
+        "origin": catalog.origin,
+        "date": catalog.date,
+        "bundled": ModelCatalog.bundled().label,
+        "refreshed_file": str(refreshed) if refreshed.exists() else None,
+    }
+
+
+def show_document(
+    catalog: ModelCatalog, provider: str, model: str | None = None, cache: Path | None = None
+) -> dict[str, Any]:
+    """A provider's section (or one model's answer) as data (what `--json` prints)."""
+    document: dict[str, Any] = {
+        "catalog": _origin(catalog, cache),
+        "provider": provider_key(provider),
+    }
+    if model is not None:
+        answer = catalog.lookup(provider, model)
+        document["model"] = {
+            "id": model_id(model),
+            "verdict": answer.verdict,
+            "matched": answer.matched,
+            "how": answer.how,
+            "input": list(answer.inputs),
+        }
+        return document
+    models = catalog.section(provider)
+    document["models"] = [{"id": name, "input": list(inputs)} for name, inputs in models]
+    document["known"] = bool(models)
+    if not models:
+        document["hint"] = did_you_mean(provider_key(provider), sorted(catalog.providers))
+    return document
+
+
+def render_show(document: dict[str, Any]) -> str:
+    """The document as text for a terminal."""
+    origin = document["catalog"]
+    lines = [f"catalog in use: {origin['in_use']} ({origin['origin']})"]
+    if origin["origin"] != "bundled":
+        lines.append(f"  bundled snapshot: {origin['bundled']}")
+    if origin["refreshed_file"]:
+        lines.append(f"  refreshed copy: {origin['refreshed_file']}")
+    if "model" in document:
+        found = document["model"]
+        where = f" as {found['matched']}" if found["matched"] else ""
+        inputs = f" input=[{', '.join(found['input'])}]" if found["input"] else ""
+        lines.append(
+            f"{document['provider']} / {found['id']}: {found['verdict']}{where}{inputs} "
+            f"({found['how']})"
+        )
+        return "\n".join(lines)
+    if not document["known"]:
+        lines.append(f"no section `{document['provider']}` in the catalog; {document['hint']}")
+        return "\n".join(lines)
+    vision = sum(1 for item in document["models"] if "image" in item["input"])
+    lines.append(
+        f"{document['provider']}: {len(document['models'])} model(s), {vision} with image input"
+    )
+    width = max(len(item["id"]) for item in document["models"])
+    for item in document["models"]:
+        mark = "vision   " if "image" in item["input"] else "no_vision"
+        lines.append(f"  {item['id']:<{width}}  {mark}  input=[{', '.join(item['input'])}]")
+    return "\n".join(lines)
