@@ -8,8 +8,24 @@ gate and fitted to the client's size limit (`_calls`, `_fit`), one decision reco
 `_config` prints the client configuration snippets.
 """
 
-from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
-from ._serve import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, ProxyOptions, serve
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
+    from ._serve import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, ProxyOptions, serve
+
+# Imported on first use: the relay's modules load before the router's (see `_serve`).
+_HOMES: dict[str, str] = {
+    "MANY_IMAGE_EDGE_PX": "._calls",
+    "ProxyTarget": "._calls",
+    "DEFAULT_MAX_MESSAGE_BYTES": "._serve",
+    "DEFAULT_TIMEOUT_S": "._serve",
+    "ProxyOptions": "._serve",
+    "serve": "._serve",
+}
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -19,3 +35,10 @@ __all__ = [
     "ProxyTarget",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)

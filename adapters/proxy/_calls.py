@@ -21,17 +21,18 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
-from .._routed import refuse_attached
-from .._router import Router
 from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 from ._surfaces import clean_error
+
+if TYPE_CHECKING:  # the router and the image stage load after the handshake (see `_serve`)
+    from .._router import Router
 
 __all__ = ["Call", "CallRouter", "ProxyTarget"]
 
@@ -236,6 +237,8 @@ def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
         else "dropped to keep the text within"
     )
     reason = f"not sent: {why} the client's limit of {target.max_result_bytes:,} bytes per message"
+    from .._routed import refuse_attached  # loaded with the router by then
+
     return refuse_attached(execution, dict.fromkeys(range(count - dropped, count), reason))
 
 

@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
+from visiongate._framing import Oversized
 from visiongate.engine import Gate
 
 from ..sanitize._line import untrusted_line
@@ -40,13 +42,11 @@ from ._jsonrpc import (
     UPSTREAM_CLOSED,
     IdKey,
     Message,
-    Oversized,
     encode,
     error_response,
     id_key,
     notification,
     parse,
-    sniff_id,
 )
 from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
 from ._upstream import Upstream, UpstreamClosed
@@ -60,6 +60,11 @@ _TASKS_KEPT: Final = 10_000
 UNREADABLE: Final = (ValueError, TypeError, RecursionError)
 """What cleaning a server's message can raise: a shape no listing has, nesting too deep."""
 _EXCERPT: Final = 80
+POLICY_CHECK_S: Final = 0.5
+"""How long a tool result waits for the policy check its call started (a slow disk, a FIFO at
+the policy path): past it the result is routed under the policy in force."""
+FIRST_REQUEST_S: Final = 10.0
+"""How long a relay whose server is gone waits for the client's first request, to answer it."""
 
 
 @dataclass
@@ -68,6 +73,8 @@ class _Pending:
     request_id: Any
     timer: asyncio.TimerHandle | None
     call: Call | None = None
+    policy_check: Future[Any] | None = None
+    """The policy reload this call started, off the request path (`--policy` is watched)."""
 
 
 def log(text: str) -> None:
@@ -102,6 +109,10 @@ class Relay:
         """Requests past their deadline, from the loop's timers to `_deadline_loop`."""
         self._answers: TaskGroup | None = None
         self._readers: TaskGroup | None = None
+        self._gone: str | None = None
+        """Why the server went away, once it did: later requests are answered with it."""
+        self._requests = 0
+        self._first_request = asyncio.Event()
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
@@ -132,14 +143,22 @@ class Relay:
             async for line in self._down.lines():
                 if isinstance(line, Oversized):
                     await self._client_oversized(line)
-                elif line.strip():
+                else:
                     for message in parse(line):
                         await self._from_client(message)
         except ClientGone:
-            pass  # nobody reads our answers any more: the session is over
+            self._stop(0)  # nobody reads our answers any more: the session is over
+            return
+        # The client closed its input: what it is owed is still delivered (each request has
+        # its deadline), since a client may close its side and keep reading.
+        while self._pending:
+            await asyncio.sleep(0.01)
         self._stop(0)
 
     async def _from_client(self, message: Message) -> None:
+        if self._gone is not None and message.kind == "request":
+            await self._answer_gone(message.id, message.method)
+            return
         if message.kind == "invalid":
             log(f"a malformed message from the client: {message.problem}")
             if message.key is not None:
@@ -166,13 +185,15 @@ class Relay:
             self._start(self._to_client, answer)
             return False
         method = message.method
-        call = None
+        call = check = None
         if method in ROUTED:
             if self._watch:
-                self._gate.reload(wait=False)
+                check = self._gate.reload_in_background()
             call = Call(message.id, self._tool_of(method, message.params))
         timer = asyncio.get_running_loop().call_later(self._timeout, self._deadline_passed, key)
-        self._pending[key] = _Pending(method, message.id, timer, call)
+        self._pending[key] = _Pending(method, message.id, timer, call, check)
+        self._requests += 1
+        self._first_request.set()
         return True
 
     def _tool_of(self, method: str, params: Mapping[str, Any]) -> str | None:
@@ -195,9 +216,10 @@ class Relay:
         return pending
 
     async def _client_oversized(self, line: Oversized) -> None:
-        log(f"a message of {line.size} bytes from the client is over the limit; skipped")
-        request_id = sniff_id(line.head)
-        if id_key(request_id) is not None:
+        request_id = line.found
+        unanswered = "" if id_key(request_id) is not None else " (no top-level id found: not answered)"
+        log(f"a message of {line.size} bytes from the client is over the limit; skipped{unanswered}")
+        if not unanswered:
             text = f"message of {line.size} bytes is over the proxy's limit (--max-message-bytes)"
             await self._to_client(error_response(request_id, INVALID_REQUEST, text))
 
@@ -222,7 +244,7 @@ class Relay:
         async for line in self._up.lines():
             if isinstance(line, Oversized):
                 await self._upstream_oversized(line)
-            elif line.strip():
+            else:
                 for message in parse(line):
                     await self._from_upstream(message, len(line))
         await self._upstream_gone()
@@ -244,11 +266,15 @@ class Relay:
             return
         if pending.call is not None:
             self._learn_task(pending.call, message.body)
-            self._start(self._routed_answer, pending.call, message.body, size)
+            self._start(self._routed_answer, pending, message.body, size)
             return
         await self._to_client(self._cleaned_answer(pending.method, message))
 
-    async def _routed_answer(self, call: Call, body: Mapping[str, Any], size: int) -> None:
+    async def _routed_answer(self, pending: _Pending, body: Mapping[str, Any], size: int) -> None:
+        call = pending.call
+        assert call is not None
+        if pending.policy_check is not None:
+            await _policy_checked(pending.policy_check)
         try:
             answer = await self._calls.answer(call, body, size)
         except Exception as error:
@@ -345,7 +371,7 @@ class Relay:
 
     async def _upstream_oversized(self, line: Oversized) -> None:
         log(f"a message of {line.size} bytes from the MCP server is over the limit; skipped")
-        pending = self._forget(sniff_id(line.head), "too_large")
+        pending = self._forget(line.found, "too_large")
         if pending is not None:
             text = (
                 f"visiongate proxy: the MCP server's answer to `{pending.method}` of {line.size} "
@@ -386,21 +412,47 @@ class Relay:
             await self._deadline(await self._expired.get())
 
     async def _upstream_gone(self) -> None:
-        status = await self._up.exit_status()
-        exited = f"exited with status {status}" if status is not None else "closed the connection"
-        log(f"the MCP server `{self._up.label}` {exited}; stopping so the client can restart us")
+        why = await self._up.gone()
+        self._gone = why
+        if self._code is None:
+            self._code = UPSTREAM_GONE
+        log(f"the MCP server `{self._up.label}` {why}; stopping so the client can restart us")
         pending, self._pending = list(self._pending.values()), {}
         for item in pending:
             if item.timer is not None:
                 item.timer.cancel()
-            text = (
-                f"visiongate proxy: the MCP server `{self._up.label}` {exited} before "
-                f"answering `{item.method}`"
-            )
             if item.call is not None:
-                self._calls.failed(item.call, "upstream_closed", text)
-            await self._to_client(error_response(item.request_id, UPSTREAM_CLOSED, text))
+                self._calls.failed(item.call, "upstream_closed", self._gone_text(item.method))
+            await self._answer_gone(item.request_id, item.method)
+        if not self._requests:  # asked nothing yet: its `initialize` learns why, then we end
+            with anyio.move_on_after(FIRST_REQUEST_S):
+                await self._first_request.wait()
         self._stop(UPSTREAM_GONE)
+
+    async def _answer_gone(self, request_id: Any, method: str) -> None:
+        self._requests += 1
+        self._first_request.set()
+        text = self._gone_text(method)
+        await self._to_client(error_response(request_id, UPSTREAM_CLOSED, text))
+
+    def _gone_text(self, method: str) -> str:
+        return (
+            f"visiongate proxy: the MCP server `{self._up.label}` {self._gone} before "
+            f"answering `{untrusted_line(method, 60)}`"
+        )
+
+
+async def _policy_checked(check: Future[Any]) -> None:
+    """Wait for a policy check, at most `POLICY_CHECK_S`; the policy in force serves past it."""
+    try:
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(check)), POLICY_CHECK_S)
+    except TimeoutError:
+        log(
+            f"the policy file could not be checked within {POLICY_CHECK_S:g}s; this call is "
+            "decided under the policy in force"
+        )
+    except Exception as error:  # the check's own failure is in its result; never the call's
+        log(f"the policy check failed: {untrusted_line(str(error), 200)}")
 
 
 def _shown(value: Any) -> str:

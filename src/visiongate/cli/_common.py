@@ -164,7 +164,7 @@ def positive_seconds(text: str) -> float:
 def target_model(args: argparse.Namespace, gate: Gate) -> tuple[str, str]:
     """The provider and model to decide for: the command line's, else the agent config's main
     model (`model.provider`, `model.default`); a `UsageError` when neither names one."""
-    config = gate.resolver.config
+    config = gate.config
     provider = args.provider or config.main_provider
     model = args.model or config.main_model
     if not provider or not model:

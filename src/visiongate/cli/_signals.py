@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["Interrupted", "run_until_signal"]
+__all__ = ["Interrupted", "run_until_signal", "signals_raise"]
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -31,6 +33,29 @@ class Interrupted(Exception):
         super().__init__(f"stopped by {self.name}")
 
 
+@contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `Interrupted` where the main thread is, for the synchronous
+    parts of a command (loading the policy while the server starts, say): a `finally` then
+    stops what was started, and the command ends with one line, not a traceback. Inside,
+    `run_until_signal` hands the signals to the event loop and back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_it(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
+    try:
+        yield
+    except KeyboardInterrupt:  # a Ctrl-C that arrived before the handler was in place
+        raise Interrupted(signal.SIGINT) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
     """`asyncio.run(work())`, raising `Interrupted` once SIGINT or SIGTERM stopped it."""
     return asyncio.run(_guarded(work))
@@ -39,6 +64,7 @@ def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
 async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
     loop = asyncio.get_running_loop()
     received: list[int] = []
+    saved = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     with anyio.CancelScope() as scope:
 
         def stop(signum: int) -> None:
@@ -51,6 +77,10 @@ async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
+                # asyncio leaves the default disposition behind; put back what was there
+                # (`signals_raise`'s handler), so a signal after the loop is still caught.
+                if callable(saved[signum]) or saved[signum] in (signal.SIG_IGN, signal.SIG_DFL):
+                    signal.signal(signum, saved[signum])
     raise Interrupted(received[0] if received else signal.SIGINT)
 
 
