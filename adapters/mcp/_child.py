@@ -23,7 +23,6 @@ before it imports and loads the rest, and the server boots meanwhile.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import signal
@@ -33,12 +32,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
-from ..sanitize._line import untrusted_line
-from ._pipes import chunks, pipe_reader, pipe_writer
+if TYPE_CHECKING:
+    import asyncio
 
-__all__ = ["DEFAULT_GRACE_S", "POSIX_GROUPS", "Child", "SpawnError", "relay_stderr", "server_label", "spawn"]
+# What only a running session needs (asyncio, the pipes, the sanitizer) is imported there:
+# `visiongate proxy` starts its server before it imports anything else.
+
+__all__ = [
+    "DEFAULT_GRACE_S",
+    "POSIX_GROUPS",
+    "Child",
+    "SpawnError",
+    "relay_stderr",
+    "server_label",
+    "spawn",
+    "start_server",
+]
 
 DEFAULT_GRACE_S: Final = 2.0
 """How long a server gets to exit after stdin closes, and again after SIGTERM."""
@@ -48,8 +59,8 @@ _STDERR_LINE_CHARS: Final = 2_000
 _LABEL_CHARS: Final = 80
 _KILL: Final = getattr(signal, "SIGKILL", signal.SIGTERM)
 _WATCHDOG: Final = (
-    'trap "" TERM INT HUP; read line; kill -TERM -- "-$1" 2>/dev/null || exit 0; '
-    'sleep "$2"; kill -KILL -- "-$1" 2>/dev/null'
+    'trap "" TERM INT HUP; read line; kill -TERM "-$1" 2>/dev/null || exit 0; '
+    'sleep "$2"; kill -KILL "-$1" 2>/dev/null'
 )
 """The watchdog's script: wait for end-of-file on stdin, then stop the group `$1`."""
 
@@ -83,12 +94,16 @@ class Child:
 
     async def stdin(self) -> asyncio.StreamWriter:
         """The server's standard input, written by the event loop."""
+        from ._pipes import pipe_writer
+
         assert self.process.stdin is not None
         writer = await pipe_writer(self.process.stdin)
         self._transports["stdin"] = writer.transport
         return writer
 
     async def _reader(self, name: str) -> asyncio.StreamReader:
+        from ._pipes import pipe_reader
+
         file = getattr(self.process, name)
         assert file is not None
         reader, transport = await pipe_reader(file)
@@ -173,6 +188,8 @@ class Child:
             return
         if transport.is_closing():
             return
+        import asyncio
+
         with suppress(RuntimeError):  # the event loop is already closed
             if isinstance(transport, asyncio.WriteTransport):
                 transport.abort()  # nothing buffered for a server being stopped is wanted
@@ -183,6 +200,8 @@ class Child:
 def server_label(command: Sequence[str]) -> str:
     """The server's command line as error messages name it: the program's file name and the
     arguments, cleaned and short."""
+    from ..sanitize._line import untrusted_line
+
     program, *arguments = command
     return untrusted_line(shlex.join([os.path.basename(program), *arguments]), _LABEL_CHARS)
 
@@ -190,12 +209,13 @@ def server_label(command: Sequence[str]) -> str:
 def spawn(
     command: Sequence[str],
     *,
-    label: str,
+    label: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> Child:
     """Start `command` with pipes, in a group of its own, watched (see the module docstring).
-    Raises `SpawnError` naming the server when it cannot be started."""
+    Raises `SpawnError` naming the server (`label`, else `server_label`) when it cannot be
+    started."""
     if not command:
         raise SpawnError("no server command given (put it after `--`)")
     try:
@@ -212,11 +232,20 @@ def spawn(
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
         reason = reason[:1].lower() + reason[1:]
-        raise SpawnError(f"cannot start the MCP server `{label}`: {reason}", reason) from None
-    child = Child(process, label)
+        named = label or server_label(command)
+        raise SpawnError(f"cannot start the MCP server `{named}`: {reason}", reason) from None
+    child = Child(process, label or server_label(command))
     if POSIX_GROUPS:
         child.watchdog, child.leash = _watch(process.pid)
     return child
+
+
+def start_server(command: Sequence[str]) -> Child | SpawnError:
+    """Start a server now, labelled by its command line; the error if it cannot be."""
+    try:
+        return spawn(command)
+    except SpawnError as error:
+        return error
 
 
 def _group_options() -> dict[str, object]:
@@ -249,6 +278,8 @@ def _watch(group: int) -> tuple[subprocess.Popen[bytes] | None, int | None]:
 async def _polled(done: Callable[[], bool], seconds: float) -> bool:
     # Polled, not awaited on the pipes: a grandchild that inherited them can hold them open
     # after the server itself has exited.
+    import asyncio
+
     deadline = time.monotonic() + seconds
     while not done() and time.monotonic() < deadline:
         await asyncio.sleep(_POLL_S)
@@ -257,6 +288,8 @@ async def _polled(done: Callable[[], bool], seconds: float) -> bool:
 
 async def relay_stderr(child: Child, sink: TextIO | None) -> None:
     """The server's stderr, line by line, each cleaned and clipped, to `sink`."""
+    from ._pipes import chunks
+
     reader = await child.stderr()
     pending = b""
     async for chunk in chunks(reader):
@@ -273,6 +306,8 @@ async def relay_stderr(child: Child, sink: TextIO | None) -> None:
 
 
 def _show(line: bytes, sink: TextIO | None) -> None:
+    from ..sanitize._line import untrusted_line
+
     text = untrusted_line(line.decode("utf-8", "replace"), _STDERR_LINE_CHARS)
     if text and sink is not None:
         print(text, file=sink, flush=True)

@@ -113,6 +113,8 @@ class Relay:
         """Why the server went away, once it did: later requests are answered with it."""
         self._requests = 0
         self._first_request = asyncio.Event()
+        self._heard = False
+        """Whether the server ever sent a line (a server that never ran is told apart)."""
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
@@ -242,6 +244,7 @@ class Relay:
 
     async def _upstream_loop(self) -> None:
         async for line in self._up.lines():
+            self._heard = True
             if isinstance(line, Oversized):
                 await self._upstream_oversized(line)
             else:
@@ -436,10 +439,9 @@ class Relay:
         await self._to_client(error_response(request_id, UPSTREAM_CLOSED, text))
 
     def _gone_text(self, method: str) -> str:
-        return (
-            f"visiongate proxy: the MCP server `{self._up.label}` {self._gone} before "
-            f"answering `{untrusted_line(method, 60)}`"
-        )
+        shown = untrusted_line(method, 60)
+        then = f"before answering `{shown}`" if self._heard else f"so `{shown}` cannot be answered"
+        return f"visiongate proxy: the MCP server `{self._up.label}` {self._gone} {then}"
 
 
 async def _policy_checked(check: Future[Any]) -> None:

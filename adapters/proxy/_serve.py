@@ -1,7 +1,7 @@
 """One proxy session: the client on this process's stdio, the server over stdio or HTTP.
 
 Start-up is ordered for a fast handshake: the command line starts the server first
-(`start_server`, a fork and an exec), then loads the gate while the server boots; the relay
+(`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then loads the gate while the server boots; the relay
 needs only the policy's `sanitize` settings to clean the server's `initialize` answer. The
 router, the image stage and the vision backends (about 0.3 s of imports) are built in a
 thread once the first answer has reached the client (`DeferredCalls`), before the first
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.engine import Gate
 
-from ..mcp._child import Child, SpawnError, server_label, spawn
+from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ._calls import Call, CallRouter, ProxyTarget
@@ -37,7 +37,6 @@ __all__ = [
     "DeferredCalls",
     "ProxyOptions",
     "serve",
-    "start_server",
 ]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
@@ -60,14 +59,6 @@ class ProxyOptions:
     """Reload the policy file before each tool call (and poll it): edits apply to the next."""
     cache_dir: str | None = None
     """The image cache (None: `$VISIONGATE_CACHE_DIR` or the default)."""
-
-
-def start_server(command: Sequence[str]) -> Child | SpawnError:
-    """Start the server now, before anything else loads; the error if it cannot be."""
-    try:
-        return spawn(command, label=server_label(command))
-    except SpawnError as error:
-        return error
 
 
 async def serve(

@@ -102,7 +102,7 @@ class Unstarted:
         yield  # an async generator that ends at once
 
     async def gone(self) -> str:
-        return f"could not be started ({self.reason})"
+        return f"could not be started ({self.reason}),"
 
 
 @asynccontextmanager
@@ -145,6 +145,8 @@ class HttpUpstream:
         self.done = anyio.Event()
         """Set when this side is finished with the server: the transport then closes."""
         self._failure = ""
+        self.ended = anyio.Event()
+        """Set when the transport task is over (its failure, if any, is known by then)."""
 
     def attach(self, read: Any, write: Any) -> None:
         self._read, self._write = read, write
@@ -187,7 +189,9 @@ class HttpUpstream:
             pass
 
     async def gone(self) -> str:
-        return f"cannot be reached: {self._failure}" if self._failure else "closed the connection"
+        with anyio.move_on_after(2):  # the SDK closes our streams before its error reaches us
+            await self.ended.wait()
+        return f"cannot be reached ({self._failure})," if self._failure else "closed the connection"
 
 
 def _first_cause(error: BaseException) -> str:
@@ -221,6 +225,8 @@ async def http_upstream(
             upstream.fail(error)
             if not started:
                 task_status.started()
+        finally:
+            upstream.ended.set()
 
     async with anyio.create_task_group() as group:
         await group.start(transport)

@@ -9,14 +9,17 @@ conventional status (130 for SIGINT, 143 for SIGTERM).
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
+# its server before it imports them (see `adapters.proxy._serve`).
 
 __all__ = ["Interrupted", "run_until_signal", "signals_raise"]
 
@@ -58,10 +61,16 @@ def signals_raise() -> Iterator[None]:
 
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
     """`asyncio.run(work())`, raising `Interrupted` once SIGINT or SIGTERM stopped it."""
+    import asyncio
+
     return asyncio.run(_guarded(work))
 
 
 async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
+    import asyncio
+
+    import anyio
+
     loop = asyncio.get_running_loop()
     received: list[int] = []
     saved = {signum: signal.getsignal(signum) for signum in _SIGNALS}

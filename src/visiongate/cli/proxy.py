@@ -127,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
             "visiongate: error: cannot write the output: standard output is closed", file=sys.stderr
         )
         return EXIT_USAGE
-    check_gate_inputs(args)
     return _serve(args, command, headers)
 
 
@@ -154,9 +153,10 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
         with signals_raise():
             # The server first: it boots while the policy loads (see `adapters.proxy._serve`).
             if command:
-                from visiongate.adapters.proxy._serve import start_server
+                from visiongate.adapters.mcp._child import start_server
 
                 started = start_server(command)
+            check_gate_inputs(args)
             return _gate_and_relay(args, command, headers, started)
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
