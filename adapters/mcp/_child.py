@@ -55,6 +55,8 @@ DEFAULT_GRACE_S: Final = 2.0
 """How long a server gets to exit after stdin closes, and again after SIGTERM."""
 POSIX_GROUPS: Final = hasattr(os, "killpg") and os.path.exists("/bin/sh")
 _POLL_S: Final = 0.01
+_EXIT_POLL_S: Final = 0.05
+_LAST_OUTPUT_S: Final = 0.2
 _STDERR_LINE_CHARS: Final = 2_000
 _LABEL_CHARS: Final = 80
 _KILL: Final = getattr(signal, "SIGKILL", signal.SIGTERM)
@@ -84,10 +86,25 @@ class Child:
     """The write end of the watchdog's pipe: closing it (or dying) sets the watchdog off."""
     _transports: dict[str, asyncio.BaseTransport] = field(default_factory=dict, repr=False)
     """The event loop's transports over the pipes, once made: they own the files then."""
+    _exit_watch: asyncio.Future[None] | None = field(default=None, repr=False)
 
     async def stdout(self) -> asyncio.StreamReader:
-        """The server's standard output, read by the event loop."""
-        return await self._reader("stdout")
+        """The server's standard output, read by the event loop. It ends when the server
+        exits (after `_LAST_OUTPUT_S` for what it wrote last), even if a process it started
+        still holds the pipe open."""
+        import asyncio
+
+        reader = await self._reader("stdout")
+        self._exit_watch = asyncio.ensure_future(self._end_output_at_exit())
+        return reader
+
+    async def _end_output_at_exit(self) -> None:
+        import asyncio
+
+        while self.process.poll() is None:
+            await asyncio.sleep(_EXIT_POLL_S)
+        await asyncio.sleep(_LAST_OUTPUT_S)
+        self._close("stdout")
 
     async def stderr(self) -> asyncio.StreamReader:
         return await self._reader("stderr")
@@ -168,6 +185,8 @@ class Child:
 
     def _release(self) -> None:
         """The server is gone: end the watchdog (quietly) and close what is left."""
+        if self._exit_watch is not None:
+            self._exit_watch.cancel()
         if self.watchdog is not None:
             with suppress(OSError):
                 self.watchdog.kill()

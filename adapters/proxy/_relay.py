@@ -114,22 +114,39 @@ class Relay:
         self._requests = 0
         self._first_request = asyncio.Event()
         self._heard = False
+        self._routing: dict[int, tuple[Any, str]] = {}
+        """Answers being routed (out of `_pending` already), by task: owed if we are stopped."""
         """Whether the server ever sent a line (a server that never ran is told apart)."""
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
-        (`UPSTREAM_GONE`); answers already being routed are finished first."""
-        async with anyio.create_task_group() as answers:
-            self._answers = answers
-            async with anyio.create_task_group() as readers:
-                self._readers = readers
-                readers.start_soon(self._client_loop)
-                readers.start_soon(self._upstream_loop)
-                readers.start_soon(self._deadline_loop)
-        for pending in self._pending.values():
-            if pending.timer is not None:
-                pending.timer.cancel()
+        (`UPSTREAM_GONE`); answers already being routed are finished first. Cancelled (a
+        signal), it answers what is in flight with an error before it ends."""
+        try:
+            async with anyio.create_task_group() as answers:
+                self._answers = answers
+                async with anyio.create_task_group() as readers:
+                    self._readers = readers
+                    readers.start_soon(self._client_loop)
+                    readers.start_soon(self._upstream_loop)
+                    readers.start_soon(self._deadline_loop)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                await self._answer_stopped()
+            raise
+        finally:
+            for pending in self._pending.values():
+                if pending.timer is not None:
+                    pending.timer.cancel()
         return self._code or 0
+
+    async def _answer_stopped(self) -> None:
+        owed = [(p.request_id, p.method) for p in self._pending.values()]
+        owed += list(self._routing.values())
+        self._pending, self._routing = {}, {}
+        for request_id, method in owed:
+            text = f"visiongate proxy: stopped before answering `{untrusted_line(method, 60)}`"
+            await self._to_client(error_response(request_id, UPSTREAM_CLOSED, text))
 
     def _stop(self, code: int) -> None:
         """End the session; the first reason to stop gives the exit status."""
@@ -276,6 +293,7 @@ class Relay:
     async def _routed_answer(self, pending: _Pending, body: Mapping[str, Any], size: int) -> None:
         call = pending.call
         assert call is not None
+        self._routing[id(pending)] = (pending.request_id, pending.method)
         if pending.policy_check is not None:
             await _policy_checked(pending.policy_check)
         try:
@@ -285,7 +303,8 @@ class Relay:
             log(f"could not route the `tools/call` result: {problem}")
             self._calls.failed(call, "proxy_error", problem, raw_size=size)
             answer = error_response(call.request_id, INTERNAL_ERROR, f"visiongate proxy: {problem}")
-        await self._to_client(answer)
+        if self._routing.pop(id(pending), None) is not None:
+            await self._to_client(answer)
 
     def _learn_task(self, call: Call, body: Mapping[str, Any]) -> None:
         """A `tools/call` that created a task: its `tasks/result` is routed as this tool's."""

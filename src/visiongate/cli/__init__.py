@@ -163,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with guarded_stdout() as outcome:
         try:
             outcome.code = _dispatch(arguments)
+        except KeyboardInterrupt:  # Ctrl-C before a command installed its own handling
+            print("visiongate: stopped by SIGINT", file=sys.stderr)
+            outcome.code = 130
         except ImportError as error:
             # `mcp call` and `demo` need the MCP SDK (the `mcp` extra): say so in one line.
             message = _missing_sdk(error)
