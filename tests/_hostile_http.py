@@ -52,6 +52,11 @@ def key_forms(key: str) -> dict[str, str]:
         "k6": key.encode().hex(),
         "k7": "\u200b".join(key),
         "k8": f"{key[:half]}\n{key[half:]}",
+        # Issue 26: transforms that keep 12+ characters once separators are removed.
+        "k9": key.replace("-", "").replace("_", ""),
+        "k10": key[::-1],
+        "k11": key.replace("-", "")[::-1],
+        "k12": ".".join(key.replace("-", "")[3:18]),
     }
     return forms
 
@@ -65,6 +70,11 @@ def assert_no_key(text: str, key: str) -> None:
             assert piece not in text, name
     assert key.lower() not in text.lower()
     assert base64.b64encode(key.encode()).decode()[:16] not in text
+    letters = "".join(char for char in text.lower() if char.isascii() and char.isalnum())
+    plain = "".join(char for char in key.lower() if char.isalnum())
+    for start in range(len(plain) - 11):
+        run = plain[start : start + 12]
+        assert run not in letters and run[::-1] not in letters, run
 
 
 def key_echoes(key: str) -> str:
