@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final
 from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
-from ._yaml import DEFAULT_LIMITS
+from ._yaml import DEFAULT_LIMITS, NOT_UTF8
 
 if TYPE_CHECKING:
     from ._gate import ReloadResult
@@ -154,7 +154,7 @@ def look(source: PolicySource) -> Seen | None:
         text, file = read_policy_file(path).decode("utf-8"), str(source)
         after = _signature(path)
     except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        reason = getattr(error, "strerror", None) or NOT_UTF8
         raise PolicyError(
             [Diagnostic("unreadable-file", "error", f"cannot read `{source}`: {reason}")]
         ) from error

@@ -254,7 +254,7 @@ class _Reader:
     def mode(self) -> Sourced[str]:
         path: DocumentPath = ("agent", "image_input_mode")
         raw = self.section(path[:1]).get(path[1])
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
+        if raw is None:  # an empty string is a value, and not a mode: it fails closed below
             return Sourced("auto", "default (agent.image_input_mode not set)")
         mode = raw.strip().lower() if isinstance(raw, str) else ""
         if mode in MODES:

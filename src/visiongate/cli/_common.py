@@ -58,8 +58,13 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 def policy_exit_code(error: PolicyError) -> int:
     """3 for a policy or config that fails to load; 2 when the only problem is a file that
     cannot be read at all (a missing input is a usage error, not an invalid policy)."""
+    from visiongate.engine._yaml import NOT_UTF8
+
     errors = [d for d in error.diagnostics if d.severity == "error"]
-    unreadable = errors and all(d.code == "unreadable-file" for d in errors)
+    # A file that is there but is not UTF-8 text fails to load, as `lint` says (issue 26).
+    unreadable = errors and all(
+        d.code == "unreadable-file" and not d.message.endswith(NOT_UTF8) for d in errors
+    )
     return EXIT_USAGE if unreadable else EXIT_INVALID_POLICY
 
 
