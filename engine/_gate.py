@@ -33,7 +33,7 @@ from ._decision import (
     as_sink,
     process_ids,
 )
-from ._diagnostics import Diagnostic, PolicyError, did_you_mean
+from ._diagnostics import Diagnostic, did_you_mean
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._vocabulary import FACTS, Cell
 from ._watch import QUIET_SECONDS, PolicySource, PolicyWatcher, Target, refuse_irregular

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from visiongate._framing import LineTooLong, Lines, Oversized
+from visiongate._framing import Lines, LineTooLong, Oversized
 from visiongate.adapters.proxy._idscan import TopLevelId, top_level_id
 from visiongate.adapters.proxy._jsonrpc import MAX_DEPTH, parse
 

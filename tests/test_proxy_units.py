@@ -14,11 +14,11 @@ import yaml
 from _cli_helpers import run
 from PIL import Image
 
+from visiongate._framing import Lines, Oversized
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
 from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
-from visiongate._framing import Lines, Oversized
 from visiongate.adapters.proxy._idscan import TopLevelId
 from visiongate.adapters.proxy._jsonrpc import parse
 from visiongate.adapters.proxy._surfaces import (

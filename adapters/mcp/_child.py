@@ -27,7 +27,6 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -54,6 +53,7 @@ __all__ = [
 DEFAULT_GRACE_S: Final = 2.0
 """How long a server gets to exit after stdin closes, and again after SIGTERM."""
 POSIX_GROUPS: Final = hasattr(os, "killpg") and os.path.exists("/bin/sh")
+_NEW_GROUP: Final = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) if not POSIX_GROUPS else 0
 _POLL_S: Final = 0.01
 _EXIT_POLL_S: Final = 0.05
 _LAST_OUTPUT_S: Final = 0.2
@@ -114,7 +114,7 @@ class Child:
         from ._pipes import pipe_writer
 
         assert self.process.stdin is not None
-        writer = await pipe_writer(self.process.stdin)
+        writer = await pipe_writer(self.process.stdin)  # type: ignore[arg-type]
         self._transports["stdin"] = writer.transport
         return writer
 
@@ -246,7 +246,8 @@ def spawn(
             env=dict(env) if env is not None else None,
             cwd=cwd,
             bufsize=0,
-            **_group_options(),
+            start_new_session=POSIX_GROUPS,
+            creationflags=_NEW_GROUP,
         )
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
@@ -265,14 +266,6 @@ def start_server(command: Sequence[str]) -> Child | SpawnError:
         return spawn(command)
     except SpawnError as error:
         return error
-
-
-def _group_options() -> dict[str, object]:
-    if POSIX_GROUPS:
-        return {"start_new_session": True}
-    if sys.platform == "win32":  # pragma: no cover - not run on this project's CI
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {}
 
 
 def _watch(group: int) -> tuple[subprocess.Popen[bytes] | None, int | None]:

@@ -15,7 +15,6 @@ from typing import BinaryIO, Final
 __all__ = ["READ_SIZE", "chunks", "pipe_reader", "pipe_writer"]
 
 
-
 READ_SIZE: Final = 65_536
 
 
@@ -26,9 +25,7 @@ async def pipe_reader(file: BinaryIO | int) -> tuple[asyncio.StreamReader, async
     if isinstance(file, int):
         file = os.fdopen(os.dup(file), "rb", buffering=0)
     reader = asyncio.StreamReader(limit=READ_SIZE * 4)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), file
-    )
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), file)
     return reader, transport
 
 

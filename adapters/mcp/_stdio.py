@@ -29,7 +29,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from visiongate._framing import LineTooLong, Lines
+from visiongate._framing import Lines, LineTooLong
 
 from ..sanitize._line import untrusted_line
 from ._child import DEFAULT_GRACE_S, Child, relay_stderr, spawn

@@ -26,10 +26,10 @@ from ._idscan import top_level_id
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_REQUEST",
+    "MAX_DEPTH",
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "UPSTREAM_CLOSED",
-    "MAX_DEPTH",
     "IdKey",
     "Message",
     "encode",

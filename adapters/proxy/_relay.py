@@ -236,8 +236,12 @@ class Relay:
 
     async def _client_oversized(self, line: Oversized) -> None:
         request_id = line.found
-        unanswered = "" if id_key(request_id) is not None else " (no top-level id found: not answered)"
-        log(f"a message of {line.size} bytes from the client is over the limit; skipped{unanswered}")
+        unanswered = (
+            "" if id_key(request_id) is not None else " (no top-level id found: not answered)"
+        )
+        log(
+            f"a message of {line.size} bytes from the client is over the limit; skipped{unanswered}"
+        )
         if not unanswered:
             text = f"message of {line.size} bytes is over the proxy's limit (--max-message-bytes)"
             await self._to_client(error_response(request_id, INVALID_REQUEST, text))

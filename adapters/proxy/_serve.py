@@ -1,11 +1,11 @@
 """One proxy session: the client on this process's stdio, the server over stdio or HTTP.
 
 Start-up is ordered for a fast handshake: the command line starts the server first
-(`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then loads the gate while the server boots; the relay
-needs only the policy's `sanitize` settings to clean the server's `initialize` answer. The
-router, the image stage and the vision backends (about 0.3 s of imports) are built in a
-thread once the first answer has reached the client (`DeferredCalls`), before the first
-tool result needs them.
+(`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then
+loads the gate while the server boots; the relay needs only the policy's `sanitize` settings
+to clean the server's `initialize` answer. The router, the image stage and the vision
+backends (about 0.3 s of imports) are built in a thread once the first answer has reached
+the client (`DeferredCalls`), before the first tool result needs them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -107,7 +107,9 @@ async def _warm_after_first_answer(downstream: Downstream, calls: DeferredCalls)
 
 
 @asynccontextmanager
-async def _upstream(options: ProxyOptions, started: Child | SpawnError | None) -> AsyncIterator[Any]:
+async def _upstream(
+    options: ProxyOptions, started: Child | SpawnError | None
+) -> AsyncIterator[Any]:
     if options.url is not None:
         async with http_upstream(
             options.url, options.headers, max_message_bytes=options.max_message_bytes
@@ -165,7 +167,7 @@ class DeferredCalls:
         getattr(self._real, method)(argument)
 
     async def answer(self, call: Call, body: Mapping[str, Any], raw_size: int) -> bytes:
-        real = self._real or await asyncio.to_thread(self.build)
+        real = self._real if self._real is not None else await asyncio.to_thread(self.build)
         return await real.answer(call, body, raw_size)
 
     def failed(self, call: Call, *args: Any, **details: Any) -> None:

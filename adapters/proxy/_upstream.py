@@ -17,6 +17,7 @@ messages back as JSON. The SDK is imported only for `--url`.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -59,7 +60,7 @@ class StdioUpstream:
 
     transport = "stdio"
 
-    def __init__(self, child: Child, writer: anyio.abc.ByteSendStream | Any, limit: int) -> None:
+    def __init__(self, child: Child, writer: asyncio.StreamWriter, limit: int) -> None:
         self.label = child.label
         self._child = child
         self._writer = writer

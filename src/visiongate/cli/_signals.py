@@ -73,7 +73,7 @@ async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
 
     loop = asyncio.get_running_loop()
     received: list[int] = []
-    saved = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    saved: dict[int, Any] = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     with anyio.CancelScope() as scope:
 
         def stop(signum: int) -> None:
