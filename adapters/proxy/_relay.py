@@ -463,8 +463,10 @@ class Relay:
 
     def _gone_text(self, method: str) -> str:
         shown = untrusted_line(method, 60)
-        then = f"before answering `{shown}`" if self._heard else f"so `{shown}` cannot be answered"
-        return f"visiongate proxy: the MCP server `{self._up.label}` {self._gone} {then}"
+        then = (
+            f" before answering `{shown}`" if self._heard else f", so `{shown}` cannot be answered"
+        )
+        return f"visiongate proxy: the MCP server `{self._up.label}` {self._gone}{then}"
 
 
 async def _policy_checked(check: Future[Any]) -> None:

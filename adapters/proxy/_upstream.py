@@ -103,7 +103,7 @@ class Unstarted:
         yield  # an async generator that ends at once
 
     async def gone(self) -> str:
-        return f"could not be started ({self.reason}),"
+        return f"could not be started ({self.reason})"
 
 
 @asynccontextmanager
@@ -192,7 +192,7 @@ class HttpUpstream:
     async def gone(self) -> str:
         with anyio.move_on_after(2):  # the SDK closes our streams before its error reaches us
             await self.ended.wait()
-        return f"cannot be reached ({self._failure})," if self._failure else "closed the connection"
+        return f"cannot be reached ({self._failure})" if self._failure else "closed the connection"
 
 
 def _first_cause(error: BaseException) -> str:

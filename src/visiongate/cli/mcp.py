@@ -28,7 +28,7 @@ from visiongate.adapters.mcp._session import (
 )
 from visiongate.cli import EXIT_USAGE
 from visiongate.cli._common import add_gate_arguments, check_gate_inputs, guarded, positive_seconds
-from visiongate.cli._signals import Interrupted, run_until_signal
+from visiongate.cli._signals import Interrupted, run_until_signal, signals_raise
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
 HELP = "call a tool on an MCP server over stdio and route its result"
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     check_gate_inputs(args)
     try:
-        outcome = guarded(lambda: _call(args, command, arguments))
+        with signals_raise():
+            outcome = guarded(lambda: _call(args, command, arguments))
     except Interrupted as stopped:
         print(f"visiongate mcp call: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
