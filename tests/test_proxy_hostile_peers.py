@@ -254,9 +254,7 @@ async def test_ctrl_c_at_any_moment_ends_with_one_line_and_no_server(
         assert all_gone(read_pids(tmp_path / "pids"))
 
 
-# 0.1 s and 0.5 s are left out: on a loaded machine a Ctrl-C then ends `mcp call` with exit 2
-# and a timeout message (the server stopped, no traceback), not 130; see the report of issue 26.
-@pytest.mark.parametrize("after", [1.0, 3.0])
+@pytest.mark.parametrize("after", [0.1, 0.5, 1.0, 3.0])
 async def test_ctrl_c_during_mcp_call_ends_with_one_line_and_no_server(
     after: float, tmp_path: Path
 ) -> None:
@@ -273,6 +271,8 @@ async def test_ctrl_c_during_mcp_call_ends_with_one_line_and_no_server(
     await asyncio.sleep(after)
     process.send_signal(signal.SIGINT)
     _, err = await asyncio.wait_for(process.communicate(), 30)
+    # Regression: a Ctrl-C while `mcp call` imported the SDK was swallowed by a library's
+    # `except:` and the call ran on to its timeout (exit 2).
     assert process.returncode == 130
     said = err.decode(errors="replace")
     assert "Traceback" not in said and "Event loop is closed" not in said, said

@@ -160,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from visiongate.cli._stdout import guarded_stdout
 
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] in (["proxy"], ["mcp"]) and argv is None:
+        from visiongate.cli._signals import defer_signals
+
+        defer_signals()  # they start servers: a Ctrl-C while loading must not be lost
     with guarded_stdout() as outcome:
         try:
             outcome.code = _dispatch(arguments)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
 # its server before it imports them (see `adapters.proxy._serve`).
 
-__all__ = ["Interrupted", "run_until_signal", "signals_raise"]
+__all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_raise"]
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -34,6 +34,26 @@ class Interrupted(Exception):
         self.name = signal.Signals(signum).name
         self.exit_code = 128 + signum
         super().__init__(f"stopped by {self.name}")
+
+
+_RECEIVED: list[int] = []
+"""Signals that arrived while `defer_signals` held them (the command was still loading)."""
+
+
+def defer_signals() -> None:
+    """From now on, note SIGINT and SIGTERM instead of acting on them, until `signals_raise`
+    or `run_until_signal` takes over and acts on what was noted. For the commands that start
+    servers: a KeyboardInterrupt raised while a library is being imported can be swallowed by
+    its `except:` and lost (a Ctrl-C 0.3 s into `mcp call` was), and the command then ran on."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _SIGNALS:
+        signal.signal(signum, lambda received, frame: _RECEIVED.append(received))
+
+
+def _raise_noted() -> None:
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED.pop(0))
 
 
 @contextmanager
@@ -51,6 +71,7 @@ def signals_raise() -> Iterator[None]:
 
     previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
     try:
+        _raise_noted()
         yield
     except KeyboardInterrupt:  # a Ctrl-C that arrived before the handler was in place
         raise Interrupted(signal.SIGINT) from None
@@ -82,6 +103,7 @@ async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
 
         installed = _install(loop, stop)
         try:
+            _raise_noted()  # one that came while the loop was starting
             return await work()
         finally:
             for signum in installed:
