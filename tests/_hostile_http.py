@@ -12,6 +12,8 @@
 | `gzip-bomb`      | a 200 with `Content-Encoding: gzip`: 100 KB that inflate to 100 MB     |
 | `echo-key`       | a 200 description that echoes the key in many forms                    |
 | `echo-key-error` | a 401 whose JSON error message echoes the key in many forms            |
+| `deep-json`      | a 200 whose JSON body is nested 100,000 levels deep                    |
+| `deep-error`     | a 400 whose JSON error body is nested 100,000 levels deep              |
 
 `sent` counts the body bytes each mode managed to write before the client went away.
 """
@@ -127,6 +129,16 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
 
         def mode_rate_limited(self, mode: str, key: str) -> None:
             self._json(429, {"error": {"message": "slow down"}}, ("Retry-After", "1"))
+
+        def mode_deep_json(self, mode: str, key: str) -> None:
+            self._raw(200, b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+        def mode_deep_error(self, mode: str, key: str) -> None:
+            self._raw(400, b'{"error": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+        def _raw(self, status: int, data: bytes) -> None:
+            self._head(status, len(data))
+            self.wfile.write(data)
 
         def mode_huge_ok(self, mode: str, key: str) -> None:
             self._stream(200, mode)

@@ -94,7 +94,7 @@ def _message_of(body: bytes) -> str:
     text = body.decode("utf-8", "replace")
     try:
         payload = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the stack
         short = text.strip()
         return short if len(short) <= REASON_CHARS and "<" not in short else ""
     return error_message(payload)
