@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from visiongate._lazy import lazy_exports
+
 if TYPE_CHECKING:
     from ._cache import ImageCache
     from ._routed import RoutedResult
@@ -80,6 +82,9 @@ __all__ = [
 _CLIENT_NAMES = ("call_and_route", "call_mcp_tool")
 
 
+_lazy_getattr, __dir__ = lazy_exports(__name__, _HOMES, __all__)
+
+
 def __getattr__(name: str) -> Any:
     """Names on first use; the MCP client's functions need the `mcp` SDK."""
     if name in _CLIENT_NAMES:
@@ -87,13 +92,4 @@ def __getattr__(name: str) -> Any:
 
         require_client_sdk()
         return getattr(importlib.import_module(".mcp._client", __name__), name)
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return _lazy_getattr(name)

@@ -199,12 +199,19 @@ async def test_a_policy_path_that_is_no_file_never_freezes_the_session(
 # -- processes killed -----------------------------------------------------------------------
 
 
+@pytest.fixture
+def pid_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the `stubborn` server writes its pid and its child's."""
+    path = tmp_path / "pids"
+    monkeypatch.setenv("HOSTILE_PIDS", str(path))
+    return path
+
+
 async def test_a_server_killed_mid_call_fails_what_is_in_flight_and_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, pid_file: Path
 ) -> None:
-    monkeypatch.setenv("HOSTILE_PIDS", str(tmp_path / "pids"))
     async with session(tmp_path, mode="stubborn") as client:
-        server, child = read_pids(tmp_path / "pids")
+        server, child = read_pids(pid_file)
         os.kill(server, signal.SIGKILL)
         answer = await client.answer(SLOW_ID)
         assert answer["error"]["code"] == -32000
@@ -217,11 +224,10 @@ async def test_a_server_killed_mid_call_fails_what_is_in_flight_and_leaves_nothi
 
 
 async def test_a_proxy_killed_with_sigkill_leaves_no_server_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, pid_file: Path
 ) -> None:
-    monkeypatch.setenv("HOSTILE_PIDS", str(tmp_path / "pids"))
     async with session(tmp_path, mode="stubborn") as client:
-        pids = read_pids(tmp_path / "pids")
+        pids = read_pids(pid_file)
         client.process.kill()  # no clean-up runs: the watchdog stops the group
         await client.process.wait()
     assert all_gone(pids)
@@ -229,9 +235,8 @@ async def test_a_proxy_killed_with_sigkill_leaves_no_server_behind(
 
 @pytest.mark.parametrize("after", [0.1, 0.5, 1.0, 3.0])
 async def test_ctrl_c_at_any_moment_ends_with_one_line_and_no_server(
-    after: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    after: float, tmp_path: Path, pid_file: Path
 ) -> None:
-    monkeypatch.setenv("HOSTILE_PIDS", str(tmp_path / "pids"))
     client = await RawClient.start(proxy_argv([*SERVER, "stubborn"]), tmp_path)
     await client.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
     slow = {"name": "slow", "arguments": {"seconds": 30}}
@@ -250,8 +255,8 @@ async def test_ctrl_c_at_any_moment_ends_with_one_line_and_no_server(
     )
     assert len(mine) == 1 and mine[0] in said, log
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
-    if (tmp_path / "pids").exists():
-        assert all_gone(read_pids(tmp_path / "pids"))
+    if pid_file.exists():
+        assert all_gone(read_pids(pid_file))
 
 
 @pytest.mark.parametrize("after", [0.1, 0.5, 1.0, 3.0])

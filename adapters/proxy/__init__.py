@@ -10,8 +10,9 @@ gate and fitted to the client's size limit (`_calls`, `_fit`), one decision reco
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from visiongate._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
@@ -37,8 +38,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home, __name__), name)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
