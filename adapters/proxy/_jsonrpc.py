@@ -125,7 +125,7 @@ def _unparsed(raw: bytes, problem: str) -> Message:
 def _deeper_than(raw: bytes, value: Any, limit: int) -> bool:
     """Whether `value` nests more than `limit` containers deep. Counting the brackets in the
     bytes (in C) settles almost every message; the rest are walked with an explicit stack."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:
+    if len(raw) <= limit or raw.count(b"[") + raw.count(b"{") <= limit:
         return False
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:

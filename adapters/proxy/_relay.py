@@ -114,9 +114,9 @@ class Relay:
         self._requests = 0
         self._first_request = asyncio.Event()
         self._heard = False
+        """Whether the server ever sent a line (a server that never ran is told apart)."""
         self._routing: dict[int, tuple[Any, str]] = {}
         """Answers being routed (out of `_pending` already), by task: owed if we are stopped."""
-        """Whether the server ever sent a line (a server that never ran is told apart)."""
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
