@@ -14,22 +14,47 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._cache import ImageCache
-from ._routed import RoutedResult
-from ._router import Router
-from .images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
-from .payloads import API_NAMES, Payload, render_payload, render_turn
-from .sanitize import Sanitizer
-from .vision import (
-    Description,
-    DescriptionNote,
-    VisionBackend,
-    VisionUnavailable,
-    backend_from_config,
-)
+from visiongate._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._cache import ImageCache
+    from ._routed import RoutedResult
+    from ._router import Router
+    from .images import ImageTarget, ProcessedImage, RefusedImage, process_image, process_images
     from .mcp._client import call_and_route, call_mcp_tool
+    from .payloads import API_NAMES, Payload, render_payload, render_turn
+    from .sanitize import Sanitizer
+    from .vision import (
+        Description,
+        DescriptionNote,
+        VisionBackend,
+        VisionUnavailable,
+        backend_from_config,
+    )
+
+# Names are imported on first use (PEP 562), as in `visiongate.engine`: importing any submodule
+# runs this file first, and the proxy's relay must not pay for the image stage, the payload
+# renderers and the vision backends (about 0.3 s) before it can answer `initialize`.
+_HOMES: dict[str, str] = {
+    "ImageCache": "._cache",
+    "RoutedResult": "._routed",
+    "Router": "._router",
+    "ImageTarget": ".images",
+    "ProcessedImage": ".images",
+    "RefusedImage": ".images",
+    "process_image": ".images",
+    "process_images": ".images",
+    "API_NAMES": ".payloads",
+    "Payload": ".payloads",
+    "render_payload": ".payloads",
+    "render_turn": ".payloads",
+    "Sanitizer": ".sanitize",
+    "Description": ".vision",
+    "DescriptionNote": ".vision",
+    "VisionBackend": ".vision",
+    "VisionUnavailable": ".vision",
+    "backend_from_config": ".vision",
+}
 
 __all__ = [
     "API_NAMES",
@@ -57,11 +82,14 @@ __all__ = [
 _CLIENT_NAMES = ("call_and_route", "call_mcp_tool")
 
 
+_lazy_getattr, __dir__ = lazy_names(__name__, _HOMES, __all__)
+
+
 def __getattr__(name: str) -> Any:
-    """The MCP client's functions, imported on first use (they need the `mcp` SDK)."""
+    """Names on first use; the MCP client's functions need the `mcp` SDK."""
     if name in _CLIENT_NAMES:
         from .mcp._sdk import require_client_sdk
 
         require_client_sdk()
         return getattr(importlib.import_module(".mcp._client", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _lazy_getattr(name)

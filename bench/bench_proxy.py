@@ -1,6 +1,7 @@
 """What `visiongate proxy` adds to a tool call, and what it forwards untouched.
 
 Run: python bench/bench_proxy.py [--calls 1000] [--shots 30] [--fastmcp PYTHON] [--checks]
+                                 [--startup 10]
 
 A raw JSON-RPC client (a pipe, one line out, one line back: no SDK in the measurement) calls
 `tools/call` on `_relay_server.py`, a server that answers in microseconds, directly and
@@ -8,6 +9,12 @@ through the proxy; blocks of 50 calls alternate between the two so both see the 
 load. Printed: p50 and p99 per call and what the proxy adds. With `--shots`, the same for a
 1920x1080 screenshot, next to the image stage's own time for that image (`process_images`
 in this process, the same target), which is the part of the added time that is image work.
+
+`--startup N` measures what a desktop client waits for at launch: the time from starting the
+process to the answer to its `initialize`, for each server directly and through the proxy,
+alternating, N times each (median): the reference server `server-everything` (node, from
+tests/npm), the project's example server (Python, the MCP SDK) and `_relay_server.py`. Goal:
+proxied <= direct + 150 ms.
 
 `--checks` runs the forwarding checklist (initialize as negotiated, pagination cursors, an
 unknown method, ping, progress, a server-to-client sampling request answered by the client,
@@ -84,6 +91,68 @@ class RawClient:
         assert self.process.stdin is not None
         self.process.stdin.close()
         self.process.wait(timeout=30)
+
+
+INITIALIZE: Final = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+STARTUP_GOAL_MS: Final = 150.0
+
+
+def startup_servers() -> dict[str, list[str]]:
+    everything = HERE.parent / "tests" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
+    servers = {
+        "relay (python, raw)": SERVER,
+        "example (python, mcp sdk)": [
+            sys.executable,
+            "-m",
+            "visiongate.adapters.mcp.example_server",
+        ],
+    }
+    if everything.exists():
+        servers = {"everything (node)": [str(everything), "stdio"], **servers}
+    return servers
+
+
+def first_answer_ms(command: list[str], env: dict[str, str]) -> float:
+    """From starting `command` to reading its answer to `initialize`, in milliseconds."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    process.stdin.flush()
+    while line := process.stdout.readline():
+        message = json.loads(line)
+        if message.get("id") == 1:
+            break
+    elapsed = (time.perf_counter() - start) * 1000
+    assert line and "result" in message, f"no answer to initialize from {command}"
+    process.stdin.close()
+    process.wait(timeout=30)
+    return elapsed
+
+
+def startup(rounds: int, env: dict[str, str]) -> None:
+    print(f"\ntime to the first `initialize` answer, median of {rounds} (alternating):")
+    print(f"  {'server':<28} {'direct ms':>10} {'proxied ms':>11} {'added ms':>9}  goal")
+    for name, server in startup_servers().items():
+        proxied = [sys.executable, "-m", "visiongate", "proxy", *TARGET, "--", *server]
+        direct_ms, proxy_ms = [], []
+        for _ in range(rounds):
+            direct_ms.append(first_answer_ms(server, env))
+            proxy_ms.append(first_answer_ms(proxied, env))
+        base, through = statistics.median(direct_ms), statistics.median(proxy_ms)
+        verdict = "met" if through - base <= STARTUP_GOAL_MS else "MISSED"
+        print(f"  {name:<28} {base:10.0f} {through:11.0f} {through - base:+9.0f}  {verdict}")
 
 
 def proxy_command(trace: Path) -> list[str]:
@@ -216,10 +285,13 @@ def main() -> None:
     parser.add_argument("--shots", type=int, default=30)
     parser.add_argument("--fastmcp", metavar="PYTHON", help="an interpreter with fastmcp")
     parser.add_argument("--checks", action="store_true")
+    parser.add_argument("--startup", type=int, default=0, metavar="N")
     options = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
         env = {**os.environ, "VISIONGATE_CACHE_DIR": folder, "XDG_STATE_HOME": folder}
+        if options.startup:
+            startup(options.startup, env)
         commands = {"direct": SERVER, "visiongate": proxy_command(Path(folder) / "trace.jsonl")}
         if options.fastmcp:
             commands["fastmcp"] = fastmcp_command(options.fastmcp)
@@ -240,7 +312,8 @@ def main() -> None:
         clients = {name: RawClient(command, env) for name, command in commands.items()}
         for client in clients.values():
             client.initialize()
-        report(latency(clients, options.calls, "echo"), "tools/call without images")
+        if options.calls:
+            report(latency(clients, options.calls, "echo"), "tools/call without images")
         if options.shots:
             shots = {name: clients[name] for name in ("direct", "visiongate")}
             times = latency(shots, options.shots, "shot")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from visiongate._errors import VisiongateError
 
     from ._compile import CellVerdict
-    from ._decision import Decision, PolicyRef
+    from ._decision import Decision, DecisionIds, PolicyRef
     from ._diagnostics import Diagnostic, Location, PolicyError
     from ._gate import FactError, Gate, ReloadResult
     from ._load import CompiledPolicy, analyze_policy_text, load_policy
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 _HOMES: dict[str, str] = {
     "CellVerdict": "._compile",
     "Decision": "._decision",
+    "DecisionIds": "._decision",
     "JsonlTrace": ".trace",
     "PolicyRef": "._decision",
     "Diagnostic": "._diagnostics",
@@ -55,6 +56,7 @@ __all__ = [
     "CellVerdict",
     "CompiledPolicy",
     "Decision",
+    "DecisionIds",
     "Diagnostic",
     "ExecutionSettings",
     "FactError",

@@ -34,36 +34,52 @@ from .trace import (
 __all__ = [
     "Decision",
     "DecisionContext",
+    "DecisionIds",
     "PolicyRef",
     "TraceSink",
     "TraceSpec",
     "as_sink",
     "format_timestamp",
+    "process_ids",
 ]
 
 SCHEMA_VERSION = 1
 
 
-class _DecisionIds:
-    """Decision ids: a random per-process prefix and a counter (uuid4 costs ~1.4 µs, this
-    ~0.1 µs). The prefix is drawn again in a forked child (`os.register_at_fork`), so forked
-    workers, which share everything the parent had at fork time, never share ids; 64 random
-    bits keep prefixes apart across a fleet of processes."""
+class DecisionIds:
+    """Decision ids: a prefix and a counter, `<prefix>-00000001` (uuid4 costs ~1.4 µs, this
+    ~0.1 µs). A gate takes the process's (`process_ids()`) unless given its own: a test or a
+    replay passes `DecisionIds("replay")` and gets the same ids at every run."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str | None = None, start: int = 1) -> None:
+        self._fixed = prefix
         self.prefix = ""
-        self.counter = itertools.count(1)
+        self.counter = itertools.count(start)
+        self._start = start
         self.reseed()
 
     def reseed(self) -> None:
-        self.prefix = secrets.token_hex(8)
-        self.counter = itertools.count(1)
+        """A fresh random prefix (for the process's ids) and a counter from the start."""
+        self.prefix = self._fixed if self._fixed is not None else secrets.token_hex(8)
+        self.counter = itertools.count(self._start)
+
+    def take(self) -> tuple[str, int]:
+        return self.prefix, next(self.counter)
 
 
 # Process-wide on purpose: ids must be unique per process, whatever gate made the decision.
-_IDS = _DecisionIds()
+# The prefix is drawn again in a forked child (`os.register_at_fork`), so forked workers,
+# which share everything the parent had at fork time, never share ids; 64 random bits keep
+# prefixes apart across a fleet of processes.
+_IDS = DecisionIds()
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork either
     os.register_at_fork(after_in_child=_IDS.reseed)
+
+
+def process_ids() -> DecisionIds:
+    """The process's decision ids (random prefix, reseeded after a fork)."""
+    return _IDS
+
 
 GIVEN_PROVENANCE: Mapping[str, str] = MappingProxyType(
     {fact: "given directly (decide_facts)" for fact in FACT_NAMES}
@@ -148,18 +164,29 @@ class Decision:
     """One decision: the lane, why, from which facts, under which policy.
 
     Built on the hot path, so it holds references to shared, precomputed values (the cell's
-    verdict and a context) plus its own number and timestamp; the record is built on demand.
+    verdict and a context) plus its own id and timestamp, given by the gate that decided
+    (from its clock and ids, see `Gate.load`); the record is built on demand.
     """
 
     __slots__ = ("_cell", "_context", "_number", "_prefix", "_verdict", "timestamp")
 
-    def __init__(self, verdict: CellVerdict, cell: Cell, context: DecisionContext) -> None:
+    def __init__(
+        self,
+        verdict: CellVerdict,
+        cell: Cell,
+        context: DecisionContext,
+        timestamp: float | None = None,
+        prefix: str | None = None,
+        number: int | None = None,
+    ) -> None:
         self._verdict = verdict
         self._cell = cell
         self._context = context
-        self._prefix = _IDS.prefix
-        self._number = next(_IDS.counter)
-        self.timestamp = time.time()
+        if prefix is None or number is None:
+            prefix, number = _IDS.take()
+        self._prefix = prefix
+        self._number = number
+        self.timestamp = time.time() if timestamp is None else timestamp
 
     @property
     def policy(self) -> PolicyRef:

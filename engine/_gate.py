@@ -5,16 +5,16 @@ policy reference, the resolver's indexes. A reload builds a complete new state a
 it in with one assignment, so a decision always sees one consistent policy, and a policy
 that fails to load never replaces the last good one.
 
-A reload applies a changed file only when it is complete: the same content at two polls
-(or a file renamed into place, unwritten since), a policy that loads, and one that keeps
-every invariant of the policy in force unless it lists the id under `drops_invariants`.
-A half-written file is never read as a policy (a prefix of a policy is often a valid one).
+The gate decides; polling and reloading the policy file is its watcher's (`_watch`), which
+installs a complete new policy through `install`. Time and decision ids come from outside:
+`clock` and `ids` at load, or `at=` per decision (OPA takes the evaluation time as an input),
+so a test or a replay of a trace makes the same records. The bundled catalog and registry
+are read when the first decision needs them (the proxy answers the handshake before that).
 """
 
 from __future__ import annotations
 
-import logging
-import os
+import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -25,11 +25,20 @@ from typing import Any, TypeAlias
 from visiongate._errors import VisiongateError
 
 from ._compile import CellVerdict
-from ._decision import Decision, DecisionContext, PolicyRef, TraceSink, TraceSpec, as_sink
-from ._diagnostics import Diagnostic, Location, PolicyError, did_you_mean
-from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
-from ._policy import source_sha256
+from ._decision import (
+    Decision,
+    DecisionContext,
+    DecisionIds,
+    PolicyRef,
+    TraceSink,
+    TraceSpec,
+    as_sink,
+    process_ids,
+)
+from ._diagnostics import Diagnostic, did_you_mean
+from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._vocabulary import FACTS, Cell
+from ._watch import QUIET_SECONDS, PolicySource, PolicyWatcher, Target, refuse_irregular
 from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
@@ -38,9 +47,8 @@ from .facts._registry_types import build
 from .facts._resolver import FactResolver, ResolvedFacts
 from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
 
-logger = logging.getLogger("visiongate")
+__all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
 
-PolicySource: TypeAlias = str | Path | None
 ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
 RoutesSource: TypeAlias = str | Path | bool | None
 
@@ -71,77 +79,6 @@ class ReloadResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     waiting: bool = False
     """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
-
-
-QUIET_SECONDS = 0.05
-"""How long a file renamed into place must be left unwritten before it counts as complete."""
-
-
-@dataclass(frozen=True)
-class _Seen:
-    """One read of the policy file, with the file's identity and size around the read."""
-
-    text: str
-    file: str
-    sha256: str
-    signature: tuple[int, ...]
-    """(inode, device, size, mtime in ns); empty for a bundled policy, which never changes."""
-
-    @property
-    def inode(self) -> int | None:
-        return self.signature[0] if self.signature else None
-
-    def quiet(self) -> bool:
-        """Unwritten for `QUIET_SECONDS` (a bundled policy always is)."""
-        return not self.signature or time.time_ns() - self.signature[3] >= QUIET_SECONDS * 1e9
-
-
-def _signature(path: Path) -> tuple[int, ...]:
-    status = os.stat(path)
-    return (status.st_ino, status.st_dev, status.st_size, status.st_mtime_ns)
-
-
-def _policy_path(source: PolicySource) -> Path | None:
-    if source is None or (isinstance(source, str) and is_bundled_policy(source)):
-        return None
-    return Path(source)
-
-
-def _look(source: PolicySource) -> _Seen | None:
-    """The file as it is now; None if it changed while being read (a writer is at work)."""
-    path = _policy_path(source)
-    try:
-        before = _signature(path) if path is not None else ()
-        text, file = read_policy_source(source)
-        after = _signature(path) if path is not None else ()
-    except OSError as error:
-        raise PolicyError(
-            [Diagnostic("unreadable-file", "error", f"cannot read `{source}`: {error.strerror}")]
-        ) from error
-    return _Seen(text, file, source_sha256(text), after) if before == after else None
-
-
-def _dropped_invariants(running: CompiledPolicy, candidate: CompiledPolicy) -> list[Diagnostic]:
-    """Invariants in force that the new file loses without listing them in `drops_invariants`."""
-    new = candidate.policy
-    kept = {invariant.id for invariant in new.invariants} | set(new.drops_invariants)
-    where = (
-        new.source.location(("invariants",), key=True)
-        if new.invariants
-        else Location(new.path, 1, 1)
-    )
-    return [
-        Diagnostic(
-            "invariant-dropped",
-            "error",
-            f"invariant `{invariant.id}` of the policy in force is missing from the new file",
-            where,
-            help=f"restore it, or list `{invariant.id}` under `drops_invariants:` "
-            "to remove it on purpose",
-        )
-        for invariant in running.policy.invariants
-        if invariant.id not in kept
-    ]
 
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
@@ -181,28 +118,32 @@ def _config(config: ConfigSource) -> AgentConfig:
     return AgentConfig.from_file(config)
 
 
-class Gate:
+class Gate(Target):
     """Decides the lane for images; see `Gate.load`."""
 
     def __init__(
         self,
         compiled: CompiledPolicy,
-        resolver: FactResolver,
+        resolver: FactResolver | Callable[[], FactResolver],
         *,
         source: PolicySource = None,
         trace: TraceSink | None = None,
+        clock: Callable[[], float] = time.time,
+        ids: DecisionIds | None = None,
+        config: AgentConfig | None = None,
     ) -> None:
+        """`resolver` may be a function that builds it, called when first needed; `config`
+        is then the agent config it will hold."""
         self._state = _state(compiled)
-        self._resolver = resolver
+        self._config = config
+        self._resolver_value = resolver if isinstance(resolver, FactResolver) else None
+        self._make_resolver = None if isinstance(resolver, FactResolver) else resolver
+        self._resolver_lock = threading.Lock()
         self._source = source
         self._trace = trace
-        self._reload_lock = threading.Lock()
-        self._pending: _Seen | None = None
-        """What the previous poll saw of a changed file, to compare with the next one."""
-        self._failed_sha: str | None = None
-        self._inode = _initial_inode(source)
-        self._watcher: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._clock = clock
+        self._ids = ids if ids is not None else process_ids()
+        self._watcher = PolicyWatcher(self, source)
 
     @classmethod
     def load(
@@ -213,40 +154,79 @@ class Gate:
         registry: str | Path | ProviderRegistry | None = None,
         trace: TraceSpec = None,
         routes: RoutesSource = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        ids: DecisionIds | None = None,
     ) -> Gate:
         """Load a gate. Defaults: the bundled default policy, an empty agent config, the bundled
         model catalog and provider registry, no trace. Raises `PolicyError` with diagnostics.
 
         `routes` is the overlay of learned and probed routes: a file, `False` for none, or
         None for the config's `visiongate.routes_file`, else
-        `$XDG_STATE_HOME/visiongate/routes.json`."""
+        `$XDG_STATE_HOME/visiongate/routes.json`. `clock` gives each decision's timestamp
+        (seconds since the epoch) and `ids` its id (`DecisionIds("replay")` for ids that do
+        not depend on the process), for tests and replays."""
+        refuse_irregular(policy)
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
         agent = _config(config)
-        resolver = FactResolver(
-            agent, _catalog(catalog), _registry(registry), routes=_routes(routes, agent)
+        given = (
+            _catalog(catalog) if catalog is not None else None,
+            _registry(registry) if registry is not None else None,
         )
-        return cls(compiled, resolver, source=policy, trace=as_sink(trace))
+
+        def resolver() -> FactResolver:
+            return FactResolver(
+                agent,
+                given[0] if given[0] is not None else _catalog(None),
+                given[1] if given[1] is not None else _registry(None),
+                routes=_routes(routes, agent),
+            )
+
+        # A file given is read now (its errors are the caller's, at load); the bundled ones,
+        # valid by construction, when the first decision needs them.
+        built: FactResolver | Callable[[], FactResolver] = (
+            resolver() if None not in given else resolver
+        )
+        return cls(
+            compiled,
+            built,
+            source=policy,
+            trace=as_sink(trace),
+            clock=clock,
+            ids=ids,
+            config=agent,
+        )
 
     # -- deciding ---------------------------------------------------------------------------
 
-    def decide(self, provider: str, model: str, *, trace: bool = True) -> Decision:
+    def decide(
+        self, provider: str, model: str, *, trace: bool = True, at: float | None = None
+    ) -> Decision:
         """Resolve the four facts for a provider and model, then decide.
 
         With `trace=False` the record is not written: an adapter that carries out the lane
-        writes one complete record itself (`decision.record(source=..., execution=...)`)."""
-        resolved = self._resolver.resolve(provider, model)
+        writes one complete record itself (`decision.record(source=..., execution=...)`).
+        `at` is the decision's time (default: the gate's clock)."""
+        resolved = self.resolver.resolve(provider, model)
         state = self._state
         context = state.contexts.get(id(resolved))
         if context is None or context.resolved is not resolved:
             context = _context(state, resolved)
-        decision = Decision(state.table[resolved.cell], resolved.cell, context)
+        decision = self._decision(state.table[resolved.cell], resolved.cell, context, at)
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
 
     def decide_facts(
-        self, mode: str, catalog: str, aux: str, path: str, *, trace: bool = True
+        self,
+        mode: str,
+        catalog: str,
+        aux: str,
+        path: str,
+        *,
+        trace: bool = True,
+        at: float | None = None,
     ) -> Decision:
         """Decide from the four facts given directly (no resolution)."""
         state = self._state
@@ -255,22 +235,28 @@ class Gate:
         if verdict is None:
             raise FactError(_fact_problem(cell))
         assert state.facts_context is not None
-        context, config_warnings = state.facts_context, self._resolver.config_warnings
+        context, config_warnings = state.facts_context, self.config.decision_warnings
         if config_warnings:  # the config still carries the lane out: its mistakes are said
             context = replace(context, warnings=config_warnings + context.warnings)
-        decision = Decision(verdict, cell, context)
+        decision = self._decision(verdict, cell, context, at)
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
+
+    def _decision(
+        self, verdict: CellVerdict, cell: Cell, context: DecisionContext, at: float | None
+    ) -> Decision:
+        prefix, number = self._ids.take()
+        return Decision(verdict, cell, context, self._clock() if at is None else at, prefix, number)
 
     def report_refusal(self, provider: str, model: str, evidence: str) -> LearnedRoute:
         """Remember that `provider` rejected images inside a tool result for `model` (e.g. an
         HTTP 400 naming the image part); later decisions resolve `path=refuses` with provenance
         `learned <date>: <evidence>`. The evidence is kept as one short line, with image data
         and anything shaped like a key removed. Safe to call from several processes."""
-        ref = self._resolver.locate(provider, model)
+        ref = self.resolver.locate(provider, model)
         learned = LearnedRoute.today(ref.provider, ref.model, "refuses", "learned", evidence)
-        return self._resolver.learn(learned)
+        return self.resolver.learn(learned)
 
     # -- what is in force ---------------------------------------------------------------------
 
@@ -284,14 +270,28 @@ class Gate:
 
     @property
     def resolver(self) -> FactResolver:
-        return self._resolver
+        resolver = self._resolver_value
+        if resolver is None:
+            with self._resolver_lock:
+                if self._resolver_value is None:
+                    assert self._make_resolver is not None
+                    self._resolver_value = self._make_resolver()
+                resolver = self._resolver_value
+        return resolver
+
+    @property
+    def config(self) -> AgentConfig:
+        """The agent config, without loading the catalog and registry."""
+        if self._resolver_value is not None:
+            return self._resolver_value.config
+        return self._config if self._config is not None else self.resolver.config
 
     def trace(self, record: dict[str, Any]) -> None:
         """Write a record to the gate's trace sink, if any (adapters add execution details)."""
         if self._trace is not None:
             self._trace(record)
 
-    # -- reloading ------------------------------------------------------------------------------
+    # -- reloading (the watcher's; see `_watch`) ------------------------------------------------
 
     def reload(self, *, wait: bool = True) -> ReloadResult:
         """Apply the policy file if it changed and is complete; keep the last good policy.
@@ -299,63 +299,14 @@ class Gate:
         A change is applied when it is stable: the same content (and size and mtime) at two
         polls, or a file renamed into place and left unwritten for `QUIET_SECONDS`. With
         `wait` (a direct call) the second poll follows after `QUIET_SECONDS`; `watch` polls
-        once per interval and passes `wait=False`. Until then the result is `waiting`."""
-        with self._reload_lock:
-            current = self._state
-            for attempt in range(2 if wait else 1):
-                if attempt:
-                    time.sleep(QUIET_SECONDS)
-                try:
-                    seen = _look(self._source)
-                except PolicyError as error:
-                    return self._reload_failed(current, error.diagnostics, "unreadable")
-                if seen is not None and seen.sha256 == current.ref.sha256:
-                    self._pending = self._failed_sha = None
-                    self._inode = seen.inode
-                    if current.warnings:
-                        self._state = _state(current.compiled)
-                    return ReloadResult(False, True, current.ref.sha256)
-                if seen is not None and self._stable(seen):
-                    self._pending = None
-                    return self._apply(current, seen)
-                self._pending = seen
-            return ReloadResult(False, True, current.ref.sha256, waiting=True)
+        once per interval and passes `wait=False`. Until then the result is `waiting`. A
+        policy path that is not a regular file (a FIFO, a device) is refused unread."""
+        return self._watcher.reload(wait=wait)
 
-    def _stable(self, seen: _Seen) -> bool:
-        if seen == self._pending:
-            return True  # unchanged since the previous poll
-        return seen.inode != self._inode and seen.quiet()  # renamed into place, then left alone
-
-    def _apply(self, current: _State, seen: _Seen) -> ReloadResult:
-        # From now on this inode counts as seen: rewriting it in place needs two polls.
-        self._inode = seen.inode
-        if seen.sha256 == self._failed_sha:
-            # Already reported: a broken file is not recompiled (nor logged) at every poll.
-            return ReloadResult(False, False, current.ref.sha256, waiting=False)
-        try:
-            compiled = compile_policy_text(seen.text, seen.file)
-        except PolicyError as error:
-            self._failed_sha = seen.sha256
-            return self._reload_failed(current, error.diagnostics, seen.sha256[:12])
-        dropped = _dropped_invariants(current.compiled, compiled)
-        if dropped:
-            self._failed_sha = seen.sha256
-            return self._reload_failed(current, tuple(dropped), seen.sha256[:12])
-        self._state, self._failed_sha = _state(compiled), None
-        logger.info("visiongate: policy %s reloaded (sha256 %s)", seen.file, compiled.policy.sha256)
-        return ReloadResult(True, True, compiled.policy.sha256)
-
-    def _reload_failed(
-        self, current: _State, diagnostics: tuple[Diagnostic, ...], what: str
-    ) -> ReloadResult:
-        first = diagnostics[0].render().splitlines()[0] if diagnostics else "unknown error"
-        warning = (
-            f"policy file changed ({what}) but failed to load: {first}; "
-            f"still deciding with sha256 {current.ref.sha256[:12]}"
-        )
-        logger.warning("visiongate: %s", warning)
-        self._state = _state(current.compiled, (warning,))
-        return ReloadResult(True, False, current.ref.sha256, diagnostics)
+    def reload_in_background(self) -> concurrent.futures.Future[ReloadResult]:
+        """`reload(wait=False)` on the watcher's thread: wait for the future with a deadline
+        of your own, and decide under the policy in force past it."""
+        return self._watcher.reload_in_background()
 
     def watch(
         self, interval: float = 1.0, on_reload: Callable[[ReloadResult], None] | None = None
@@ -364,32 +315,19 @@ class Gate:
 
         A file rewritten in place is applied at the second poll that sees it unchanged, a
         file renamed into place at the first; write policies atomically (see README)."""
-        if self._watcher is not None or self._source is None:
-            return
-
-        def loop() -> None:
-            while not self._stop.wait(interval):
-                result = self.reload(wait=False)
-                if result.changed and on_reload is not None:
-                    on_reload(result)
-
-        self._watcher = threading.Thread(target=loop, name="visiongate-watch", daemon=True)
-        self._watcher.start()
+        self._watcher.watch(interval, on_reload)
 
     def close(self) -> None:
         """Stop watching; safe to call more than once."""
-        self._stop.set()
-        if self._watcher is not None:
-            self._watcher.join(timeout=5)
-            self._watcher = None
+        self._watcher.close()
 
+    def compiled_in_force(self) -> tuple[CompiledPolicy, tuple[str, ...]]:
+        state = self._state
+        return state.compiled, state.warnings
 
-def _initial_inode(source: PolicySource) -> int | None:
-    path = _policy_path(source)
-    try:
-        return os.stat(path).st_ino if path is not None else None
-    except OSError:
-        return None
+    def install(self, compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> None:
+        """Swap in a policy (the watcher's, once a change is complete) in one assignment."""
+        self._state = _state(compiled, warnings)
 
 
 def _fact_problem(cell: tuple[str, ...]) -> str:

@@ -12,6 +12,8 @@
 | `gzip-bomb`      | a 200 with `Content-Encoding: gzip`: 100 KB that inflate to 100 MB     |
 | `echo-key`       | a 200 description that echoes the key in many forms                    |
 | `echo-key-error` | a 401 whose JSON error message echoes the key in many forms            |
+| `deep-json`      | a 200 whose JSON body is nested 100,000 levels deep                    |
+| `deep-error`     | a 400 whose JSON error body is nested 100,000 levels deep              |
 
 `sent` counts the body bytes each mode managed to write before the client went away.
 """
@@ -52,6 +54,11 @@ def key_forms(key: str) -> dict[str, str]:
         "k6": key.encode().hex(),
         "k7": "\u200b".join(key),
         "k8": f"{key[:half]}\n{key[half:]}",
+        # Issue 26: transforms that keep 12+ characters once separators are removed.
+        "k9": key.replace("-", "").replace("_", ""),
+        "k10": key[::-1],
+        "k11": key.replace("-", "")[::-1],
+        "k12": ".".join(key.replace("-", "")[3:18]),
     }
     return forms
 
@@ -65,6 +72,11 @@ def assert_no_key(text: str, key: str) -> None:
             assert piece not in text, name
     assert key.lower() not in text.lower()
     assert base64.b64encode(key.encode()).decode()[:16] not in text
+    letters = "".join(char for char in text.lower() if char.isascii() and char.isalnum())
+    plain = "".join(char for char in key.lower() if char.isalnum())
+    for start in range(len(plain) - 11):
+        run = plain[start : start + 12]
+        assert run not in letters and run[::-1] not in letters, run
 
 
 def key_echoes(key: str) -> str:
@@ -117,6 +129,16 @@ def _handler(endpoint: HostileEndpoint) -> type[BaseHTTPRequestHandler]:
 
         def mode_rate_limited(self, mode: str, key: str) -> None:
             self._json(429, {"error": {"message": "slow down"}}, ("Retry-After", "1"))
+
+        def mode_deep_json(self, mode: str, key: str) -> None:
+            self._raw(200, b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+        def mode_deep_error(self, mode: str, key: str) -> None:
+            self._raw(400, b'{"error": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+        def _raw(self, status: int, data: bytes) -> None:
+            self._head(status, len(data))
+            self.wfile.write(data)
 
         def mode_huge_ok(self, mode: str, key: str) -> None:
             self._stream(200, mode)

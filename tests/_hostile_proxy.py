@@ -4,7 +4,9 @@
 
 Each `tools/call` runs in its own thread, so slow calls and fast calls overlap. MODE `crash`
 exits in the middle of its first `tools/call`; `silent` never answers anything, not even
-`initialize`; `garbage-start` writes lines that are not JSON-RPC before answering.
+`initialize`; `garbage-start` writes lines that are not JSON-RPC before answering; `stubborn`
+ignores SIGTERM and end-of-input and starts a child that ignores SIGTERM too, and writes both
+pids to the file named by `$HOSTILE_PIDS` (what a desktop client's SIGKILL leaves behind).
 
 | tool           | what it sends                                                               |
 |----------------|-----------------------------------------------------------------------------|
@@ -22,6 +24,9 @@ exits in the middle of its first `tools/call`; `silent` never answers anything, 
 | `hang`         | never answers                                                               |
 | `cancelled`    | whether a `notifications/cancelled` for `id` arrived                        |
 | `embedded`     | the 5K screenshot as an embedded blob resource                              |
+| `deep`         | an answer nested `depth` levels deep (default 100,000), its id at the end   |
+| `huge`         | a 70 MB answer whose `_meta` holds `"id": other` before the real id        |
+| `bad_utf8`     | an answer whose text holds bytes that are not UTF-8                        |
 
 `resources/read` is answered with a string where an object belongs.
 """
@@ -193,6 +198,32 @@ def cancelled(request: dict[str, Any], arguments: dict[str, Any]) -> None:
     result(request, {"content": [{"type": "text", "text": json.dumps(seen)}]})
 
 
+def raw(data: bytes) -> None:
+    with _lock:
+        sys.stdout.buffer.write(data + b"\n")
+        sys.stdout.flush()
+
+
+def deep(request: dict[str, Any], arguments: dict[str, Any]) -> None:
+    depth = int(arguments.get("depth", 100_000))
+    nested = b"[" * depth + b"]" * depth
+    raw(b'{"jsonrpc": "2.0", "result": {"content": ' + nested + b'}, "id": %d}' % request["id"])
+
+
+def huge(request: dict[str, Any], arguments: dict[str, Any]) -> None:
+    other = json.dumps(arguments.get("other", 1)).encode()
+    text = b"A" * 70_000_000
+    raw(
+        b'{"jsonrpc": "2.0", "result": {"_meta": {"id": ' + other + b'}, "content": [{"type": '
+        b'"text", "text": "' + text + b'"}]}, "id": ' + json.dumps(request["id"]).encode() + b"}"
+    )
+
+
+def bad_utf8(request: dict[str, Any], arguments: dict[str, Any]) -> None:
+    head = b'{"jsonrpc": "2.0", "id": ' + json.dumps(request["id"]).encode()
+    raw(head + b', "result": {"content": [{"type": "text", "text": "caf\xe9 \xff"}]}}')
+
+
 HANDLERS = {
     "smuggle": smuggle,
     "six": six,
@@ -208,6 +239,9 @@ HANDLERS = {
     "hang": hang,
     "cancelled": cancelled,
     "embedded": embedded,
+    "deep": deep,
+    "huge": huge,
+    "bad_utf8": bad_utf8,
 }
 
 
@@ -239,13 +273,29 @@ def handle(message: dict[str, Any], mode: str) -> None:
         result(message, {})
 
 
+def stubborn() -> None:
+    """Ignore SIGTERM, start a child that does too, say where both are."""
+    import signal
+    import subprocess
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    with open(os.environ["HOSTILE_PIDS"], "w") as pids:
+        pids.write(f"{os.getpid()} {child.pid}\n")
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
     if mode == "garbage-start":
         print("starting up...\n{not json\n[1, 2]", flush=True)
+    if mode == "stubborn":
+        stubborn()
     for line in sys.stdin:
         if line.strip():
             handle(json.loads(line), mode)
+    if mode == "stubborn":
+        time.sleep(600)  # end of input does not end it either
 
 
 if __name__ == "__main__":

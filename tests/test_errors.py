@@ -44,6 +44,8 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "ArgumentError": ValueError,
     "FetchError": None,
     "CatalogUpdateError": None,
+    "SpawnError": OSError,
+    "LineTooLong": ValueError,
 }
 
 

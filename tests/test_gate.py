@@ -38,6 +38,7 @@ def test_public_surface_is_exactly_the_intended_names() -> None:
             "CellVerdict",
             "CompiledPolicy",
             "Decision",
+            "DecisionIds",
             "Diagnostic",
             "ExecutionSettings",
             "FactError",

@@ -131,7 +131,9 @@ async def test_an_http_server_that_goes_away_answers_what_is_in_flight_and_ends_
         server.wait(timeout=30)
         gone = await client.request("tools/call", {"name": "tagged", "arguments": {}})
         assert gone["error"]["code"] == UPSTREAM_CLOSED
-        assert "closed the connection before answering `tools/call`" in gone["error"]["message"]
+        said = gone["error"]["message"]  # the transport's own reason, when it had one in time
+        assert "before answering `tools/call`" in said
+        assert "closed the connection" in said or "cannot be reached (" in said
         assert await asyncio.wait_for(client.process.wait(), 30) == UPSTREAM_GONE
     finally:
         server.kill()

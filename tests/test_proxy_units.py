@@ -15,12 +15,14 @@ import yaml
 from _cli_helpers import run
 from PIL import Image
 
+from visiongate._framing import Lines, Oversized
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
 from visiongate.adapters.mcp._schemas import schema_problem
 from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
-from visiongate.adapters.proxy._jsonrpc import Lines, Oversized, parse, sniff_id
+from visiongate.adapters.proxy._idscan import TopLevelId
+from visiongate.adapters.proxy._jsonrpc import parse
 from visiongate.adapters.proxy._surfaces import (
     clean_error,
     clean_notification,
@@ -37,12 +39,13 @@ TAGS = "".join(chr(0xE0000 + ord(c)) for c in "hidden")
 # -- framing and parsing ----------------------------------------------------------------------
 
 
-def test_lines_split_across_chunks_and_skip_an_oversized_one_keeping_its_head() -> None:
-    lines = Lines(limit=20)
-    out = lines.feed(b'{"id": 1}\n{"id"') + lines.feed(b': 2, "x": "' + b"a" * 50 + b'"}\nok\n')
+def test_lines_split_across_chunks_and_skip_an_oversized_one_with_its_top_level_id() -> None:
+    lines = Lines(limit=20, skim=TopLevelId)
+    chunks = (b'{"id": 1}\n{"params": {"id": 7}, "id"', b': 2, "x": "' + b"a" * 50 + b'"}\nok\n')
+    out = [line for chunk in chunks for _, line in lines.feed(chunk)]
     assert out[0] == b'{"id": 1}' and out[2] == b"ok"
     assert isinstance(out[1], Oversized) and out[1].size > 20
-    assert sniff_id(out[1].head) == 2
+    assert out[1].found == 2  # the top-level id, not the one nested in params
 
 
 def test_parse_classifies_and_splits_batches() -> None:

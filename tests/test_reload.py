@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from visiongate.engine import Gate
-from visiongate.engine._gate import QUIET_SECONDS
 from visiongate.engine._load import analyze_policy_text, bundled_policy_text
 from visiongate.engine._policy import source_sha256
+from visiongate.engine._watch import QUIET_SECONDS
 
 DEFAULT = bundled_policy_text("default")
 

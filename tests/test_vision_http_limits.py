@@ -166,3 +166,14 @@ def test_summaries_keep_status_and_a_short_visible_reason() -> None:
     assert summary.startswith("http 503: quota ") and len(summary) < 140
     assert summarize_error(502, b"<html><body>" + b"x" * 900 + b"</body></html>", KEY) == "http 502"
     assert summarize_error(502, b"Bad Gateway", KEY) == "http 502: Bad Gateway"
+
+
+@pytest.mark.parametrize("mode", ["deep-json", "deep-error"])
+def test_a_deeply_nested_answer_is_unavailable_without_a_logged_traceback(
+    hostile: HostileEndpoint, png: bytes, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression (issue 26): a body nested 100,000 deep raised RecursionError, which was
+    handled as a backend's broken contract and logged with its traceback."""
+    note = describe_or_unavailable(backend(hostile, mode), png, "image/png", media_path="/x.png")
+    assert not note.ok and note.reason is not None
+    assert not [record for record in caplog.records if record.exc_info], caplog.text

@@ -21,8 +21,6 @@ as bad input (exit 2).
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from visiongate._errors import VisiongateError
 from ..sanitize._line import STRICT, untrusted_line
 from ..sanitize._listings import sanitize_error_data
 from ..sanitize._sanitizer import Sanitizer
+from ._child import server_label
 from ._stdio import StdioState, bounded_stdio
 
 __all__ = [
@@ -54,7 +53,6 @@ __all__ = [
 DEFAULT_CONNECT_TIMEOUT_S: Final = 30.0
 DEFAULT_REQUEST_TIMEOUT_S: Final = 120.0
 DEFAULT_MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
-_LABEL_CHARS: Final = 80
 _MESSAGE_CHARS: Final = 300
 
 
@@ -108,13 +106,6 @@ class ServerError(VisiongateError, MCPError):
             f"the MCP server `{self.server}` answered `{self.method}` with error "
             f"{self.code}: {self.message}"
         )
-
-
-def server_label(command: Sequence[str]) -> str:
-    """The server's command line as error messages name it: the program's file name and the
-    arguments, cleaned and short."""
-    program, *arguments = command
-    return untrusted_line(shlex.join([os.path.basename(program), *arguments]), _LABEL_CHARS)
 
 
 class BoundedSession(ClientSession):

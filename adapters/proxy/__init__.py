@@ -10,8 +10,25 @@ and lists the proxy's own tool (`_view`); `_own` sends the server the proxy's ow
 `_config` prints the client configuration snippets.
 """
 
-from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
-from ._serve import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, ProxyOptions, serve
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from visiongate._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ._calls import MANY_IMAGE_EDGE_PX, ProxyTarget
+    from ._serve import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT_S, ProxyOptions, serve
+
+# Imported on first use: the relay's modules load before the router's (see `_serve`).
+_HOMES: dict[str, str] = {
+    "MANY_IMAGE_EDGE_PX": "._calls",
+    "ProxyTarget": "._calls",
+    "DEFAULT_MAX_MESSAGE_BYTES": "._serve",
+    "DEFAULT_TIMEOUT_S": "._serve",
+    "ProxyOptions": "._serve",
+    "serve": "._serve",
+}
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -21,3 +38,6 @@ __all__ = [
     "ProxyTarget",
     "serve",
 ]
+
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -27,13 +27,9 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
-from .._routed import RoutedResult, refuse_attached
-from .._router import Router
-from ..mcp._inline import inline_image_chars
-from ..mcp._schemas import Relaxed, schema_problem
 from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
@@ -42,6 +38,11 @@ from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 from ._surfaces import clean_error, clean_result
 from ._tools import ToolListing
 from ._view import VIEW_TOOL, ImageViews
+
+if TYPE_CHECKING:  # the router and the image stage load after the handshake (see `_serve`)
+    from .._routed import RoutedResult
+    from .._router import Router
+    from ..mcp._schemas import Relaxed
 
 __all__ = ["Call", "CallRouter", "ProxyTarget"]
 
@@ -384,12 +385,24 @@ def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
         f"not sent: the whole answer was over the client's limit of "
         f"{target.max_result_bytes:,} bytes per message"
     )
+    from .._routed import refuse_attached  # loaded with the router by then
+
     return refuse_attached(execution, dict.fromkeys(range(count), reason))
 
 
 def _sent_image_chars(routed: RoutedResult) -> int:
     """Base64 characters of every image copy the routed answer carries."""
+    from ..mcp._inline import inline_image_chars  # loaded with the router by then
+
     return inline_image_chars(routed.to_mcp())[1]
+
+
+def schema_problem(schema: Any, value: Any) -> str | None:
+    """`mcp._schemas.schema_problem`, imported at the first check: jsonschema loads with the
+    router, after the handshake, not at the proxy's start."""
+    from ..mcp._schemas import schema_problem as check
+
+    return check(schema, value)
 
 
 def _ms(seconds: float) -> float:

@@ -15,15 +15,14 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from typing import Final
 
 from visiongate._errors import VisiongateError
+from visiongate._framing import Lines, Oversized
 
-from ._jsonrpc import Lines, Oversized
+from ..mcp._pipes import READ_SIZE, pipe_reader, pipe_writer
+from ._idscan import TopLevelId
 
 __all__ = ["ClientGone", "Downstream", "open_downstream", "protect_stdout"]
-
-_READ_SIZE: Final = 65_536
 
 
 class ClientGone(VisiongateError, ConnectionError):
@@ -60,18 +59,20 @@ class Downstream:
         self._write_lock = asyncio.Lock()
         self.sent = 0
         """Messages written so far."""
+        self.first_sent = asyncio.Event()
+        """Set once the first message reached the client (the handshake's answer, usually)."""
 
     async def lines(self) -> AsyncIterator[bytes | Oversized]:
         """The client's lines until it closes standard input."""
-        lines = Lines(self._limit)
+        lines = Lines(self._limit, skim=TopLevelId)
         while chunk := await self._read():
-            for line in lines.feed(chunk):
+            for _, line in lines.feed(chunk):
                 yield line
 
     async def _read(self) -> bytes:
         if self._reader is not None:
-            return await self._reader.read(_READ_SIZE)
-        return await asyncio.to_thread(os.read, self._input_fd, _READ_SIZE)
+            return await self._reader.read(READ_SIZE)
+        return await asyncio.to_thread(os.read, self._input_fd, READ_SIZE)
 
     async def send(self, message: bytes) -> None:
         """Write one message and its newline; raises `ClientGone` once nobody reads."""
@@ -85,6 +86,7 @@ class Downstream:
         except (BrokenPipeError, ConnectionResetError, OSError) as error:
             raise ClientGone(str(error)) from None
         self.sent += 1
+        self.first_sent.set()
 
     async def close(self) -> None:
         if self._writer is not None:
@@ -100,15 +102,12 @@ def _write_all(descriptor: int, data: bytes) -> None:
 async def open_downstream(limit: int, input_fd: int = 0, output_fd: int = 1) -> Downstream:
     """The client's streams on `input_fd` and `output_fd`, read and written by the loop when
     they are pipes, sockets or terminals, else in a thread (a regular file, /dev/null)."""
-    loop = asyncio.get_running_loop()
-    writer = await _writer(loop, output_fd) if _pollable(output_fd) else None
+    writer = await pipe_writer(output_fd) if _pollable(output_fd) else None
     if not _pollable(input_fd):
         return Downstream(
             _at_end() if _closed(input_fd) else None, writer, limit, input_fd, output_fd
         )
-    reader = asyncio.StreamReader(limit=_READ_SIZE * 4)
-    read_file = os.fdopen(os.dup(input_fd), "rb", buffering=0)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_file)
+    reader, _ = await pipe_reader(input_fd)
     return Downstream(reader, writer, limit, input_fd, output_fd)
 
 
@@ -135,13 +134,3 @@ def _at_end() -> asyncio.StreamReader:
     reader = asyncio.StreamReader()
     reader.feed_eof()
     return reader
-
-
-async def _writer(loop: asyncio.AbstractEventLoop, output_fd: int) -> asyncio.StreamWriter:
-    write_file = os.fdopen(os.dup(output_fd), "wb", buffering=0)
-    transport, flow = await loop.connect_write_pipe(_FlowControl, write_file)
-    return asyncio.StreamWriter(transport, flow, None, loop)
-
-
-class _FlowControl(asyncio.streams.FlowControlMixin):
-    """What `StreamWriter.drain` needs of a write-only pipe's protocol (the stdlib recipe)."""

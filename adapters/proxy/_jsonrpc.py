@@ -2,29 +2,36 @@
 
 The relay parses each line (msgspec, a few microseconds for a small message) to learn its kind,
 `method` and `id`; a message it does not change is forwarded as the bytes it came in, never
-re-encoded. A line longer than the limit is skipped to its end without being kept in memory
-(its first bytes are kept, to find its `id` and answer it); it never ends the session.
+re-encoded. Lines come from `visiongate._framing.Lines`: one longer than the limit is skipped
+to its end without being kept in memory, and comes out as `Oversized` with the id a bounded
+scan of its top-level object found (`_idscan`); it never ends the session.
+
+Parsing is bounded in depth as well as size: a message nested more than `MAX_DEPTH` levels
+deep is refused whole, on any Python (msgspec's own limit follows the interpreter's C stack
+and differs between versions), so nothing after the parser recurses without bound. A message
+that is not JSON, not UTF-8 or too deep is answered under the id of its top-level object
+(never one nested in its params), or not at all.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import msgspec
 
+from ._idscan import top_level_id
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_REQUEST",
+    "MAX_DEPTH",
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "UPSTREAM_CLOSED",
     "IdKey",
-    "Lines",
     "Message",
-    "Oversized",
     "encode",
     "error_response",
     "id_key",
@@ -44,8 +51,8 @@ Kind = Literal["request", "notification", "response", "invalid"]
 IdKey = tuple[bool, int | str]
 """An id as a dict key: `1` and `"1"` are different requests."""
 
-_HEAD_BYTES: Final = 512
-_ID_PATTERN: Final = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+MAX_DEPTH: Final = 100
+"""The deepest nesting accepted in a message (objects and arrays, the message itself is 1)."""
 _ENCODER: Final = msgspec.json.Encoder()
 _DECODER: Final = msgspec.json.Decoder()
 
@@ -98,10 +105,36 @@ def parse(raw: bytes) -> list[Message]:
     try:
         value = _DECODER.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError) as error:
-        return [Message(raw, {"id": sniff_id(raw)}, "invalid", f"not JSON ({error})")]
+        return [_unparsed(raw, f"not JSON ({error})")]
+    except RecursionError:
+        return [_unparsed(raw, TOO_DEEP)]
+    if _deeper_than(raw, value, MAX_DEPTH):
+        return [_unparsed(raw, TOO_DEEP)]
     if isinstance(value, list) and value:
         return [_classify(encode(item), item) for item in value]
     return [_classify(raw, value)]
+
+
+TOO_DEEP: Final = f"nested more than {MAX_DEPTH} levels deep"
+
+
+def _unparsed(raw: bytes, problem: str) -> Message:
+    return Message(raw, {"id": top_level_id(raw)}, "invalid", problem)
+
+
+def _deeper_than(raw: bytes, value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` containers deep. Counting the brackets in the
+    bytes (in C) settles almost every message; the rest are walked with an explicit stack."""
+    if len(raw) <= limit or raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _classify(raw: bytes, value: Any) -> Message:
@@ -117,17 +150,6 @@ def _classify(raw: bytes, value: Any) -> Message:
     return Message(raw, value, "invalid", "neither a request, a notification nor a response")
 
 
-def sniff_id(head: bytes) -> Any:
-    """The `id` found in the first bytes of a message that could not be parsed, or None."""
-    found = _ID_PATTERN.search(head[:_HEAD_BYTES])
-    if found is None:
-        return None
-    try:
-        return _DECODER.decode(found.group(1))
-    except msgspec.DecodeError:
-        return None
-
-
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -137,51 +159,3 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
 
 def notification(method: str, params: Mapping[str, Any]) -> bytes:
     return encode({"jsonrpc": "2.0", "method": method, "params": dict(params)})
-
-
-@dataclass(frozen=True, slots=True)
-class Oversized:
-    """A line past the size limit, skipped: how long it was and its first bytes."""
-
-    size: int
-    head: bytes
-
-
-class Lines:
-    """Newline-framed lines from chunks, each at most `limit` bytes; linear time and memory.
-
-    A longer line is not kept: its first bytes are, the rest is skipped up to its newline, and
-    it comes out as `Oversized`."""
-
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._pieces: list[bytes] = []
-        self._size = 0
-        self._skipping = False
-        self._head = b""
-
-    def feed(self, chunk: bytes) -> list[bytes | Oversized]:
-        out: list[bytes | Oversized] = []
-        start = 0
-        while (end := chunk.find(b"\n", start)) >= 0:
-            self._keep(chunk[start:end])
-            out.append(self._finish())
-            start = end + 1
-        self._keep(chunk[start:])
-        return out
-
-    def _keep(self, piece: bytes) -> None:
-        if not self._skipping and self._size + len(piece) > self._limit:
-            self._head = (b"".join(self._pieces) + piece[:_HEAD_BYTES])[:_HEAD_BYTES]
-            self._pieces, self._skipping = [], True
-        elif not self._skipping and piece:
-            self._pieces.append(piece)
-        self._size += len(piece)
-
-    def _finish(self) -> bytes | Oversized:
-        if self._skipping:
-            done: bytes | Oversized = Oversized(self._size, self._head)
-        else:
-            done = b"".join(self._pieces)
-        self._pieces, self._size, self._skipping, self._head = [], 0, False, b""
-        return done

@@ -21,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
 
+from visiongate._framing import Oversized
 from visiongate.engine import Gate
 
 from ..sanitize._line import untrusted_line
@@ -41,13 +43,11 @@ from ._jsonrpc import (
     UPSTREAM_CLOSED,
     IdKey,
     Message,
-    Oversized,
     encode,
     error_response,
     id_key,
     notification,
     parse,
-    sniff_id,
 )
 from ._own import OwnRequests
 from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
@@ -62,6 +62,11 @@ _TASKS_KEPT: Final = 10_000
 UNREADABLE: Final = (ValueError, TypeError, RecursionError)
 """What cleaning a server's message can raise: a shape no listing has, nesting too deep."""
 _EXCERPT: Final = 80
+POLICY_CHECK_S: Final = 0.5
+"""How long a tool result waits for the policy check its call started (a slow disk, a FIFO at
+the policy path): past it the result is routed under the policy in force."""
+FIRST_REQUEST_S: Final = 10.0
+"""How long a relay whose server is gone waits for the client's first request, to answer it."""
 
 
 @dataclass
@@ -70,6 +75,8 @@ class _Pending:
     request_id: Any
     timer: asyncio.TimerHandle | None
     call: Call | None = None
+    policy_check: Future[Any] | None = None
+    """The policy reload this call started, off the request path (`--policy` is watched)."""
 
 
 def log(text: str) -> None:
@@ -106,21 +113,44 @@ class Relay:
         self._readers: TaskGroup | None = None
         self._own = OwnRequests(upstream.send, timeout)
         calls.ask_upstream(self._own.request)
+        self._gone: str | None = None
+        """Why the server went away, once it did: later requests are answered with it."""
+        self._requests = 0
+        self._first_request = asyncio.Event()
+        self._heard = False
+        """Whether the server ever sent a line (a server that never ran is told apart)."""
+        self._routing: dict[int, tuple[Any, str]] = {}
+        """Answers being routed (out of `_pending` already), by task: owed if we are stopped."""
 
     async def run(self) -> int:
         """Relay until the client closes its input (0) or the server goes away
-        (`UPSTREAM_GONE`); answers already being routed are finished first."""
-        async with anyio.create_task_group() as answers:
-            self._answers = answers
-            async with anyio.create_task_group() as readers:
-                self._readers = readers
-                readers.start_soon(self._client_loop)
-                readers.start_soon(self._upstream_loop)
-                readers.start_soon(self._deadline_loop)
-        for pending in self._pending.values():
-            if pending.timer is not None:
-                pending.timer.cancel()
+        (`UPSTREAM_GONE`); answers already being routed are finished first. Cancelled (a
+        signal), it answers what is in flight with an error before it ends."""
+        try:
+            async with anyio.create_task_group() as answers:
+                self._answers = answers
+                async with anyio.create_task_group() as readers:
+                    self._readers = readers
+                    readers.start_soon(self._client_loop)
+                    readers.start_soon(self._upstream_loop)
+                    readers.start_soon(self._deadline_loop)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                await self._answer_stopped()
+            raise
+        finally:
+            for pending in self._pending.values():
+                if pending.timer is not None:
+                    pending.timer.cancel()
         return self._code or 0
+
+    async def _answer_stopped(self) -> None:
+        owed = [(p.request_id, p.method) for p in self._pending.values()]
+        owed += list(self._routing.values())
+        self._pending, self._routing = {}, {}
+        for request_id, method in owed:
+            text = f"visiongate proxy: stopped before answering `{untrusted_line(method, 60)}`"
+            await self._to_client(error_response(request_id, UPSTREAM_CLOSED, text))
 
     def _stop(self, code: int) -> None:
         """End the session; the first reason to stop gives the exit status."""
@@ -136,14 +166,22 @@ class Relay:
             async for line in self._down.lines():
                 if isinstance(line, Oversized):
                     await self._client_oversized(line)
-                elif line.strip():
+                else:
                     for message in parse(line):
                         await self._from_client(message)
         except ClientGone:
-            pass  # nobody reads our answers any more: the session is over
+            self._stop(0)  # nobody reads our answers any more: the session is over
+            return
+        # The client closed its input: what it is owed is still delivered (each request has
+        # its deadline), since a client may close its side and keep reading.
+        while self._pending:
+            await asyncio.sleep(0.01)
         self._stop(0)
 
     async def _from_client(self, message: Message) -> None:
+        if self._gone is not None and message.kind == "request":
+            await self._answer_gone(message.id, message.method)
+            return
         if message.kind == "invalid":
             log(f"a malformed message from the client: {message.problem}")
             if message.key is not None:
@@ -173,13 +211,15 @@ class Relay:
             self._start(self._to_client, answer)
             return False
         method = message.method
-        call = None
+        call = check = None
         if method in ROUTED:
             if self._watch:
-                self._gate.reload(wait=False)
+                check = self._gate.reload_in_background()
             call = Call(message.id, self._tool_of(method, message.params))
         timer = asyncio.get_running_loop().call_later(self._timeout, self._deadline_passed, key)
-        self._pending[key] = _Pending(method, message.id, timer, call)
+        self._pending[key] = _Pending(method, message.id, timer, call, check)
+        self._requests += 1
+        self._first_request.set()
         return True
 
     async def _local_call(self, message: Message) -> None:
@@ -212,9 +252,14 @@ class Relay:
         return pending
 
     async def _client_oversized(self, line: Oversized) -> None:
-        log(f"a message of {line.size} bytes from the client is over the limit; skipped")
-        request_id = sniff_id(line.head)
-        if id_key(request_id) is not None:
+        request_id = line.found
+        unanswered = (
+            "" if id_key(request_id) is not None else " (no top-level id found: not answered)"
+        )
+        log(
+            f"a message of {line.size} bytes from the client is over the limit; skipped{unanswered}"
+        )
+        if not unanswered:
             text = f"message of {line.size} bytes is over the proxy's limit (--max-message-bytes)"
             await self._to_client(error_response(request_id, INVALID_REQUEST, text))
 
@@ -237,9 +282,10 @@ class Relay:
 
     async def _upstream_loop(self) -> None:
         async for line in self._up.lines():
+            self._heard = True
             if isinstance(line, Oversized):
                 await self._upstream_oversized(line)
-            elif line.strip():
+            else:
                 for message in parse(line):
                     await self._from_upstream(message, len(line))
         await self._upstream_gone()
@@ -263,11 +309,16 @@ class Relay:
             return
         if pending.call is not None:
             self._learn_task(pending.call, message.body)
-            self._start(self._routed_answer, pending.call, message.body, size)
+            self._start(self._routed_answer, pending, message.body, size)
             return
         await self._to_client(self._cleaned_answer(pending.method, message))
 
-    async def _routed_answer(self, call: Call, body: Mapping[str, Any], size: int) -> None:
+    async def _routed_answer(self, pending: _Pending, body: Mapping[str, Any], size: int) -> None:
+        call = pending.call
+        assert call is not None
+        self._routing[id(pending)] = (pending.request_id, pending.method)
+        if pending.policy_check is not None:
+            await _policy_checked(pending.policy_check)
         try:
             answer = await self._calls.answer(call, body, size)
         except Exception as error:
@@ -275,7 +326,8 @@ class Relay:
             log(f"could not route the `tools/call` result: {problem}")
             self._calls.failed(call, "proxy_error", problem, raw_size=size)
             answer = error_response(call.request_id, INTERNAL_ERROR, f"visiongate proxy: {problem}")
-        await self._to_client(answer)
+        if self._routing.pop(id(pending), None) is not None:
+            await self._to_client(answer)
 
     def _learn_task(self, call: Call, body: Mapping[str, Any]) -> None:
         """A `tools/call` that created a task: its `tasks/result` is routed as this tool's."""
@@ -364,7 +416,7 @@ class Relay:
 
     async def _upstream_oversized(self, line: Oversized) -> None:
         log(f"a message of {line.size} bytes from the MCP server is over the limit; skipped")
-        pending = self._forget(sniff_id(line.head), "too_large")
+        pending = self._forget(line.found, "too_large")
         if pending is not None:
             text = (
                 f"visiongate proxy: the MCP server's answer to `{pending.method}` of {line.size} "
@@ -405,22 +457,49 @@ class Relay:
             await self._deadline(await self._expired.get())
 
     async def _upstream_gone(self) -> None:
-        status = await self._up.exit_status()
-        exited = f"exited with status {status}" if status is not None else "closed the connection"
-        log(f"the MCP server `{self._up.label}` {exited}; stopping so the client can restart us")
+        why = await self._up.gone()
+        self._gone = why
+        if self._code is None:
+            self._code = UPSTREAM_GONE
+        log(f"the MCP server `{self._up.label}` {why}; stopping so the client can restart us")
         self._own.close()
         pending, self._pending = list(self._pending.values()), {}
         for item in pending:
             if item.timer is not None:
                 item.timer.cancel()
-            text = (
-                f"visiongate proxy: the MCP server `{self._up.label}` {exited} before "
-                f"answering `{item.method}`"
-            )
             if item.call is not None:
-                self._calls.failed(item.call, "upstream_closed", text)
-            await self._to_client(error_response(item.request_id, UPSTREAM_CLOSED, text))
+                self._calls.failed(item.call, "upstream_closed", self._gone_text(item.method))
+            await self._answer_gone(item.request_id, item.method)
+        if not self._requests:  # asked nothing yet: its `initialize` learns why, then we end
+            with anyio.move_on_after(FIRST_REQUEST_S):
+                await self._first_request.wait()
         self._stop(UPSTREAM_GONE)
+
+    async def _answer_gone(self, request_id: Any, method: str) -> None:
+        self._requests += 1
+        self._first_request.set()
+        text = self._gone_text(method)
+        await self._to_client(error_response(request_id, UPSTREAM_CLOSED, text))
+
+    def _gone_text(self, method: str) -> str:
+        shown = untrusted_line(method, 60)
+        then = (
+            f" before answering `{shown}`" if self._heard else f", so `{shown}` cannot be answered"
+        )
+        return f"visiongate proxy: the MCP server `{self._up.label}` {self._gone}{then}"
+
+
+async def _policy_checked(check: Future[Any]) -> None:
+    """Wait for a policy check, at most `POLICY_CHECK_S`; the policy in force serves past it."""
+    try:
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(check)), POLICY_CHECK_S)
+    except TimeoutError:
+        log(
+            f"the policy file could not be checked within {POLICY_CHECK_S:g}s; this call is "
+            "decided under the policy in force"
+        )
+    except Exception as error:  # the check's own failure is in its result; never the call's
+        log(f"the policy check failed: {untrusted_line(str(error), 200)}")
 
 
 def _shown(value: Any) -> str:

@@ -1,19 +1,43 @@
-"""One proxy session: the client on this process's stdio, the server over stdio or HTTP."""
+"""One proxy session: the client on this process's stdio, the server over stdio or HTTP.
+
+Start-up is ordered for a fast handshake: the command line starts the server first
+(`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then
+loads the gate while the server boots; the relay needs only the policy's `sanitize` settings
+to clean the server's `initialize` answer. The router, the image stage and the vision
+backends (about 0.3 s of imports) are built in a thread once the first answer has reached
+the client (`DeferredCalls`), before the first tool result needs them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import asyncio
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .._router import Router
-from ._calls import CallRouter, ProxyTarget
-from ._downstream import open_downstream
-from ._relay import Relay
-from ._upstream import Upstream, http_upstream, stdio_upstream
+from visiongate.engine import Gate
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_TIMEOUT_S", "ProxyOptions", "serve"]
+from ..mcp._child import Child, SpawnError, server_label, start_server
+from ..sanitize._line import untrusted_line
+from ..sanitize._sanitizer import Sanitizer
+from ._calls import Call, CallRouter, ProxyTarget
+from ._downstream import Downstream, open_downstream
+from ._relay import Relay, log
+from ._upstream import Unstarted, Upstream, http_upstream, stdio_upstream
+
+if TYPE_CHECKING:
+    from visiongate.adapters._router import Router
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_TIMEOUT_S",
+    "DeferredCalls",
+    "ProxyOptions",
+    "serve",
+]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
 DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
@@ -33,48 +57,153 @@ class ProxyOptions:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     watch_policy: bool = False
     """Reload the policy file before each tool call (and poll it): edits apply to the next."""
+    cache_dir: str | None = None
+    """The image cache (None: `$VISIONGATE_CACHE_DIR` or the default)."""
     image_tool: bool = True
     """Offer the proxy's own tool for images kept out (`visiongate_view_image`)."""
 
 
 async def serve(
-    router: Router, options: ProxyOptions, *, input_fd: int = 0, output_fd: int = 1
+    gate: Gate,
+    options: ProxyOptions,
+    *,
+    started: Child | SpawnError | None = None,
+    input_fd: int = 0,
+    output_fd: int = 1,
 ) -> int:
-    """Relay until the client closes its input (0) or the server goes away (2). Raises
-    `OSError` when the server cannot be started."""
+    """Relay until the client closes its input (0) or the server goes away, or could not be
+    started or reached (2: the client's requests are answered with the reason first)."""
     downstream = await open_downstream(options.max_message_bytes, input_fd, output_fd)
     try:
-        async with _upstream(options) as upstream:
-            calls = CallRouter(
-                router,
-                options.target,
-                upstream.label,
-                upstream.transport,
-                image_tool=options.image_tool,
-            )
+        async with _upstream(options, started) as upstream:
+            calls = DeferredCalls(gate, options, lambda: _call_router(gate, options, upstream))
             relay = Relay(
                 downstream,
                 upstream,
-                calls,
-                router.gate,
+                calls,  # type: ignore[arg-type]  # a CallRouter, built when first needed
+                gate,
                 timeout=options.timeout,
                 max_result_bytes=options.target.max_result_bytes,
                 watch_policy=options.watch_policy,
             )
-            return await relay.run()
+            warming = asyncio.create_task(_warm_after_first_answer(downstream, calls))
+            try:
+                return await relay.run()
+            finally:
+                warming.cancel()
     finally:
         await downstream.close()
 
 
+def _call_router(gate: Gate, options: ProxyOptions, upstream: Upstream) -> CallRouter:
+    from visiongate.adapters._router import Router
+
+    from ._view import VIEW_TOOL
+
+    image_tool = VIEW_TOOL if options.image_tool else None
+    router: Router = Router(gate, cache=options.cache_dir, image_tool=image_tool)
+    gate.resolver  # noqa: B018 - loads the catalog and registry now, not at the first call
+    return CallRouter(
+        router,
+        options.target,
+        upstream.label,
+        upstream.transport,
+        image_tool=options.image_tool,
+    )
+
+
+async def _warm_after_first_answer(downstream: Downstream, calls: DeferredCalls) -> None:
+    await downstream.first_sent.wait()
+    await asyncio.to_thread(calls.build)
+
+
 @asynccontextmanager
-async def _upstream(options: ProxyOptions) -> AsyncIterator[Upstream]:
+async def _upstream(
+    options: ProxyOptions, started: Child | SpawnError | None
+) -> AsyncIterator[Any]:
     if options.url is not None:
         async with http_upstream(
             options.url, options.headers, max_message_bytes=options.max_message_bytes
         ) as http:
             yield http
-    else:
-        async with stdio_upstream(
-            options.command, max_message_bytes=options.max_message_bytes
-        ) as stdio:
-            yield stdio
+        return
+    if started is None:
+        started = start_server(options.command)
+    if isinstance(started, SpawnError):
+        log(str(started))
+        yield Unstarted(server_label(options.command), started.reason)
+        return
+    async with stdio_upstream(started, max_message_bytes=options.max_message_bytes) as stdio:
+        yield stdio
+
+
+class DeferredCalls:
+    """The session's `CallRouter`, built on first need (or by the warm-up thread).
+
+    Cleaning the handshake needs only the policy's `sanitize` settings; what listings teach
+    and the counts of what was cleaned before the router exists are kept and handed over."""
+
+    def __init__(self, gate: Gate, options: ProxyOptions, build: Callable[[], CallRouter]) -> None:
+        self._gate = gate
+        self._image_tool = options.image_tool
+        self._build = build
+        self._lock = threading.Lock()
+        self._real: CallRouter | None = None
+        self._early: list[tuple[str, Any]] = []
+
+    @property
+    def gate_sanitizer(self) -> Sanitizer:
+        """A fresh sanitizer with the `sanitize` settings of the policy in force."""
+        return Sanitizer(self._gate.compiled.policy.sanitize)
+
+    def build(self) -> CallRouter:
+        with self._lock:
+            if self._real is None:
+                real = self._build()
+                for method, argument in self._early:
+                    getattr(real, method)(argument)
+                self._early, self._real = [], real
+            return self._real
+
+    def learn_tools(self, listing: Any) -> None:
+        self._later("learn_tools", listing)
+
+    def ask_upstream(self, ask: Any) -> None:
+        self._later("ask_upstream", ask)
+
+    def is_local(self, method: str, params: Any) -> bool:
+        """Whether the request is for the proxy's own tool: asked of every request, so the
+        router is built only for a call that names that tool."""
+        if self._real is not None:
+            return self._real.is_local(method, params)
+        if method != "tools/call" or not self._image_tool or not isinstance(params, Mapping):
+            return False
+        from ._view import VIEW_TOOL
+
+        return params.get("name") == VIEW_TOOL and self.build().is_local(method, params)
+
+    def cleaned_elsewhere(self, counts: Mapping[str, Mapping[str, int]]) -> None:
+        self._later("cleaned_elsewhere", counts)
+
+    def _later(self, method: str, argument: Any) -> None:
+        with self._lock:
+            if self._real is None:
+                self._early.append((method, argument))
+                return
+        getattr(self._real, method)(argument)
+
+    async def answer(self, call: Call, body: Mapping[str, Any], raw_size: int) -> bytes:
+        real = self._real if self._real is not None else await asyncio.to_thread(self.build)
+        return await real.answer(call, body, raw_size)
+
+    def failed(self, call: Call, *args: Any, **details: Any) -> None:
+        try:
+            real = self.build()
+        except Exception as error:  # the record is lost, the session is not
+            text = untrusted_line(f"{type(error).__name__}: {error}", 200)
+            print(f"visiongate proxy: cannot record the failed call: {text}", file=sys.stderr)
+            return
+        real.failed(call, *args, **details)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.build(), name)

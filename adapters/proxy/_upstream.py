@@ -1,38 +1,40 @@
 """The server's side of the proxy: a child process over stdio, or a Streamable HTTP endpoint.
 
-Over stdio the relay reads and writes raw lines (the bounded framing of `_jsonrpc.Lines`): a
-message it does not change costs one parse and is written as it came. The child runs in its
-own process group with the proxy's environment (a client's `env` block for the server reaches
-it through the proxy), its stderr relayed line by line through the strict sanitizer, and it is
-stopped like every server this project starts: stdin closed, SIGTERM, then SIGKILL to its
-group (`mcp._stdio.stop_process`).
+Over stdio the relay reads and writes raw lines (the bounded framing of `visiongate._framing`,
+with the top-level id scan for oversized lines): a message it does not change costs one parse
+and is written as it came. The child is started and stopped by `mcp._child` (its own process
+group, a watchdog that stops the group if this process dies, stdin closed, SIGTERM, SIGKILL)
+with the proxy's environment (a client's `env` block for the server reaches it through the
+proxy); its stderr is relayed line by line through the strict sanitizer. The command may be
+started before the proxy has loaded anything else (`spawn` is synchronous), so the server
+boots while the gate loads; a server that could not be started is an `Unstarted` upstream,
+whose reason the relay gives to the client's `initialize`.
 
 Over HTTP the official SDK's `streamable_http_client` does the transport (sessions, SSE
 streams, resumption); the relay hands it each line as the SDK's message model and reads its
-messages back as JSON.
+messages back as JSON. The SDK is imported only for `--url`.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import asyncio
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, TextIO
 
 import anyio
 import anyio.abc
-from anyio.abc import Process
 
 from visiongate._errors import VisiongateError
+from visiongate._framing import Lines, Oversized
 
-from ..mcp._session import server_label
-from ..mcp._stdio import DEFAULT_GRACE_S, StdioState, _chunks, _relay_stderr, stop_process
+from ..mcp._child import DEFAULT_GRACE_S, Child, relay_stderr
+from ..mcp._pipes import chunks
 from ..sanitize._line import untrusted_line
-from ._jsonrpc import Lines, Oversized
+from ._idscan import TopLevelId, top_level_id
 
-__all__ = ["Upstream", "UpstreamClosed", "http_upstream", "stdio_upstream"]
+__all__ = ["Unstarted", "Upstream", "UpstreamClosed", "http_upstream", "stdio_upstream"]
 
 
 class UpstreamClosed(VisiongateError, ConnectionError):
@@ -49,7 +51,9 @@ class Upstream(Protocol):
 
     def lines(self) -> AsyncIterator[bytes | Oversized]: ...
 
-    async def exit_status(self) -> int | None: ...
+    async def gone(self) -> str:
+        """Why the server went away, for the client: `exited with status 3`, ..."""
+        ...
 
 
 class StdioUpstream:
@@ -57,67 +61,73 @@ class StdioUpstream:
 
     transport = "stdio"
 
-    def __init__(self, label: str, process: Process, limit: int) -> None:
-        self.label = label
-        self._process = process
+    def __init__(self, child: Child, writer: asyncio.StreamWriter, limit: int) -> None:
+        self.label = child.label
+        self._child = child
+        self._writer = writer
         self._limit = limit
         self._lock = anyio.Lock()
 
     async def send(self, message: bytes) -> None:
-        stdin = self._process.stdin
-        assert stdin is not None
         try:
             async with self._lock:
-                await stdin.send(message + b"\n")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as error:
+                self._writer.writelines((message, b"\n"))
+                await self._writer.drain()
+        except (ConnectionError, OSError, RuntimeError) as error:
             raise UpstreamClosed(str(error) or "its input is closed") from None
 
     async def lines(self) -> AsyncIterator[bytes | Oversized]:
-        stdout = self._process.stdout
-        assert stdout is not None
-        lines = Lines(self._limit)
-        async for chunk in _chunks(stdout):
-            for line in lines.feed(chunk):
+        lines = Lines(self._limit, skim=TopLevelId)
+        async for chunk in chunks(await self._child.stdout()):
+            for _, line in lines.feed(chunk):
                 yield line
 
-    async def exit_status(self) -> int | None:
-        with anyio.move_on_after(0.5):
-            while self._process.returncode is None:
-                await anyio.sleep(0.01)
-        return self._process.returncode
+    async def gone(self) -> str:
+        status = await self._child.exit_status()
+        return f"exited with status {status}" if status is not None else "closed the connection"
+
+
+class Unstarted:
+    """A server that could not be started: the relay answers the client with the reason."""
+
+    transport = "stdio"
+
+    def __init__(self, label: str, reason: str) -> None:
+        self.label = label
+        self.reason = reason
+
+    async def send(self, message: bytes) -> None:
+        raise UpstreamClosed(self.reason)
+
+    async def lines(self) -> AsyncIterator[bytes | Oversized]:
+        return
+        yield  # an async generator that ends at once
+
+    async def gone(self) -> str:
+        return f"could not be started ({self.reason})"
 
 
 @asynccontextmanager
 async def stdio_upstream(
-    command: Sequence[str],
+    child: Child,
     *,
     max_message_bytes: int,
-    env: Mapping[str, str] | None = None,
     errlog: TextIO | None = None,
     grace: float = DEFAULT_GRACE_S,
 ) -> AsyncIterator[StdioUpstream]:
-    """Start the server; on the way out it is stopped, whatever happened. Raises `OSError`
-    naming the command when it cannot be started."""
-    label = server_label(command)
+    """Relay through the started `child`; on the way out it is stopped, whatever happened."""
     try:
-        process = await anyio.open_process(
-            list(command),
-            env=dict(env if env is not None else os.environ),
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as error:
-        reason = (error.strerror or str(error)).lower()
-        raise OSError(f"cannot start the MCP server `{label}`: {reason}") from None
-    state = StdioState(label, process, stderr_sink=errlog if errlog is not None else sys.stderr)
-    async with anyio.create_task_group() as group:
-        group.start_soon(_relay_stderr, process, state)
-        try:
-            yield StdioUpstream(label, process, max_message_bytes)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stop_process(process, grace)
-            group.cancel_scope.cancel()
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay_stderr, child, errlog if errlog is not None else sys.stderr)
+            try:
+                yield StdioUpstream(child, await child.stdin(), max_message_bytes)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await child.stop(grace)
+                group.cancel_scope.cancel()
+    finally:
+        if child.returncode is None:  # cancelled before the shielded stop could run
+            child.kill()
 
 
 class HttpUpstream:
@@ -136,12 +146,16 @@ class HttpUpstream:
         self._write: Any = None
         self.done = anyio.Event()
         """Set when this side is finished with the server: the transport then closes."""
+        self._failure = ""
+        self.ended = anyio.Event()
+        """Set when the transport task is over (its failure, if any, is known by then)."""
 
     def attach(self, read: Any, write: Any) -> None:
         self._read, self._write = read, write
 
     def fail(self, error: BaseException) -> None:
         reason = untrusted_line(_first_cause(error), 300)
+        self._failure = reason
         print(
             f"visiongate proxy: the MCP server `{self.label}` cannot be reached: {reason}",
             file=sys.stderr,
@@ -172,12 +186,14 @@ class HttpUpstream:
                     )
                     continue
                 line = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                yield line if len(line) <= self._limit else Oversized(len(line), line[:512])
+                yield line if len(line) <= self._limit else Oversized(len(line), top_level_id(line))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
-    async def exit_status(self) -> int | None:
-        return None
+    async def gone(self) -> str:
+        with anyio.move_on_after(2):  # the SDK closes our streams before its error reaches us
+            await self.ended.wait()
+        return f"cannot be reached ({self._failure})" if self._failure else "closed the connection"
 
 
 def _first_cause(error: BaseException) -> str:
@@ -211,6 +227,8 @@ async def http_upstream(
             upstream.fail(error)
             if not started:
                 task_status.started()
+        finally:
+            upstream.ended.set()
 
     async with anyio.create_task_group() as group:
         await group.start(transport)

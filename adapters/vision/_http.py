@@ -360,7 +360,7 @@ class OpenAICompatibleBackend:
         )
         try:
             payload = json.loads(answer.body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested past the stack
             raise VisionUnavailable(hint) from exc
         if isinstance(payload, dict) and payload.get("error"):
             # OpenRouter reports some upstream failures as http 200 with an `error` object.

@@ -2,10 +2,13 @@
 
 A vision endpoint sees the key in every request, and a hostile or buggy one can echo it back
 in its answer or its error body: verbatim, split by spaces, upper-cased, hex-encoded or base64
-(of the key, of `Bearer <key>`, of a whole header dump). `redact_key` removes every run of 12
-or more characters of the key, or of any of those encodings, wherever it stands, case
-insensitively and across spaces and invisible characters: a fragment too short to be useful
-is all that can survive. It is linear in the text (a set of 12-grams, not a regex alternation).
+(of the key, of `Bearer <key>`, of a whole header dump), with its separators removed or others
+put in (`sk-proj-…` as `skproj…`, or `s.k.p.r.o.j`), or reversed. `redact_key` removes every
+run of 12 or more characters of the key, or of any of those encodings, wherever it stands,
+case insensitively and across spaces and invisible characters; and every run of 12 or more of
+its letters and digits, in order or reversed, with anything else between them (a second view
+of the text that keeps only ASCII letters and digits): a fragment too short to be useful is all
+that can survive. It is linear in the text (sets of 12-grams, not a regex alternation).
 
 `summarize_error` turns an error body into what the model may read: the http status and a short
 reason (the body's `error.message` when it has one), redacted, stripped of invisible and
@@ -51,17 +54,25 @@ class _KeyGrams:
 
 
 def redact_key(text: str, key: str | None) -> str:
-    """`text` with every fragment of `key` or its encodings replaced by `(key)`."""
+    """`text` with every fragment of `key`, its encodings, its letters and digits (in order
+    or reversed, whatever stands between them) replaced by `(key)`."""
     if not key or not text:
         return text
-    found = _key_grams(key)
-    kept, positions = _normalized(text)
-    spans = [
-        (positions[start], positions[start + found.width - 1] + 1)
-        for start in range(len(kept) - found.width + 1)
-        if kept[start : start + found.width] in found.grams
+    spans = _spans(_normalized(text), _key_grams(key))
+    letters = _letter_grams(key)
+    if letters is not None:
+        spans += _spans(_letters_only(text), letters)
+    return _replace_spans(text, sorted(spans)) if spans else text
+
+
+def _spans(view: tuple[str, list[int]], found: _KeyGrams) -> list[tuple[int, int]]:
+    kept, positions = view
+    width = found.width
+    return [
+        (positions[start], positions[start + width - 1] + 1)
+        for start in range(len(kept) - width + 1)
+        if kept[start : start + width] in found.grams
     ]
-    return _replace_spans(text, spans) if spans else text
 
 
 def summarize_error(status: int, body: bytes, key: str | None) -> str:
@@ -83,7 +94,7 @@ def _message_of(body: bytes) -> str:
     text = body.decode("utf-8", "replace")
     try:
         payload = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the stack
         short = text.strip()
         return short if len(short) <= REASON_CHARS and "<" not in short else ""
     return error_message(payload)
@@ -106,6 +117,22 @@ def _key_grams(key: str) -> _KeyGrams:
         form[start : start + width]
         for form in forms
         if len(form) >= width
+        for start in range(len(form) - width + 1)
+    }
+    return _KeyGrams(frozenset(grams), width)
+
+
+@lru_cache(maxsize=8)
+def _letter_grams(key: str) -> _KeyGrams | None:
+    """12-grams of the key's ASCII letters and digits, and of them reversed (None for a key
+    with fewer than `_MIN_ENCODED_KEY` of them: the plain view covers it)."""
+    letters = _letters_only(key)[0]
+    if len(letters) < _MIN_ENCODED_KEY:
+        return None
+    width = min(_WINDOW, len(letters))
+    grams = {
+        form[start : start + width]
+        for form in (letters, letters[::-1])
         for start in range(len(form) - width + 1)
     }
     return _KeyGrams(frozenset(grams), width)
@@ -142,6 +169,18 @@ def _normalized(text: str) -> tuple[str, list[int]]:
             continue
         kept.append(char.lower() if char.isascii() else "\0")
         positions.append(index)
+    return "".join(kept), positions
+
+
+def _letters_only(text: str) -> tuple[str, list[int]]:
+    """Lower-case ASCII letters and digits of `text`, and where each was: every separator a
+    transform may remove or add (`-`, `_`, `.`, spaces, any other character) is left out."""
+    kept: list[str] = []
+    positions: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii() and char.isalnum():
+            kept.append(char.lower())
+            positions.append(index)
     return "".join(kept), positions
 
 

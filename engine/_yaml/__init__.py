@@ -68,6 +68,11 @@ class LoadedYaml:
         return self.locations.get((), Location(self.file, 1, 1))
 
 
+NOT_UTF8: Final = "not UTF-8 text"
+"""How an unreadable file's diagnostic ends when the file is there but is not text: a file
+that fails to load (exit 3), where a missing one is a usage error (exit 2)."""
+
+
 def read_source_file(
     path: str | Path, max_bytes: int | None = DEFAULT_LIMITS.max_bytes, *, kind: str = "file"
 ) -> str:
@@ -82,7 +87,7 @@ def read_source_file(
             raise PolicyError([_file_too_large(str(path), f"more than {max_bytes:,}", max_bytes)])
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or "not UTF-8 text"
+        reason = getattr(error, "strerror", None) or NOT_UTF8
         raise PolicyError(
             [
                 Diagnostic(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -110,6 +111,18 @@ class AgentConfig:
     def warnings(self) -> tuple[str, ...]:
         """Every warning about the config, one line each (errors start with `error: `)."""
         return tuple(_warning_text(d) for d in self.diagnostics)
+
+    @cached_property  # read on every `decide_facts`; the config is frozen
+    def decision_warnings(self) -> tuple[str, ...]:
+        """The warnings that concern every decision: all but those about one provider entry
+        (those go only into that provider's decisions)."""
+        return tuple(
+            warning
+            for warning, diagnostic in zip(self.warnings, self.diagnostics, strict=True)
+            if not (
+                diagnostic.document_path[:1] == ("providers",) and len(diagnostic.document_path) > 2
+            )
+        )
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -274,7 +287,7 @@ class _Reader:
     def mode(self) -> Sourced[str]:
         path: DocumentPath = ("agent", "image_input_mode")
         raw = self.section(path[:1]).get(path[1])
-        if raw is None or (isinstance(raw, str) and not raw.strip()):
+        if raw is None:  # an empty string is a value, and not a mode: it fails closed below
             return Sourced("auto", "default (agent.image_input_mode not set)")
         mode = raw.strip().lower() if isinstance(raw, str) else ""
         if mode in MODES:

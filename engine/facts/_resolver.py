@@ -104,19 +104,7 @@ class FactResolver:
             for name, declaration in reversed(list(config.providers.items()))
         }
         self._declarations.update(config.providers)
-        # Config warnings that concern every decision: all but those about one provider entry.
-        self._global_warnings = tuple(
-            warning
-            for warning, diagnostic in zip(config.warnings, config.diagnostics, strict=True)
-            if not (
-                diagnostic.document_path[:1] == ("providers",) and len(diagnostic.document_path) > 2
-            )
-        )
-
-    @property
-    def config_warnings(self) -> tuple[str, ...]:
-        """The agent config's warnings that concern every decision, facts given directly too."""
-        return self._global_warnings
+        self._global_warnings = config.decision_warnings
 
     def resolve(self, provider: str, model: str) -> ResolvedFacts:
         """The facts for `provider` and `model` (memoized)."""

@@ -1,7 +1,8 @@
-"""Names of a package imported on first use (PEP 562), so importing it costs nothing.
+"""Names a package exports, imported on first use (PEP 562), so importing it costs nothing.
 
-`visiongate` and `visiongate.engine` export their public names this way: the command line
-imports both on every call, and most calls need neither the gate nor the adapters.
+`visiongate`, `visiongate.engine`, `visiongate.adapters` and `visiongate.adapters.proxy`
+export their public names this way: the command line and the proxy import one submodule and
+must not pay for the whole package (the engine's gate, the adapters' image stage).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+__all__ = ["lazy_names"]
 
 
 def lazy_names(

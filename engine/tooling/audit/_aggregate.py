@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Final, TypeVar
 
 from ._filters import FilterHits, Query
-from ._inputs import TOO_LONG, InputError, TraceInput, lines
+from ._inputs import InputError, TraceInput, framing, lines
 from ._media import first_reason, media_counts
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
 from ._read import Malformed, PolicyKey, Row, parse_line
@@ -103,11 +103,9 @@ class Builder:
         file = source.shown
         if not self.inputs or self.inputs[-1] != file:
             self.inputs.append(file)
-        number = 0
+        framed = framing()
         try:
-            for number, line in enumerate(lines(source, start, stop), start=1):
-                if not line or (line.isspace() and line != TOO_LONG):
-                    continue
+            for number, line in lines(source, start, stop, framed):
                 parsed = parse_line(line)
                 if isinstance(parsed, str):
                     self._malformed(Malformed(file, number, parsed))
@@ -122,7 +120,7 @@ class Builder:
                     self._add(parsed, file, number)
         except InputError as error:
             self.input_errors.append(str(error))
-        self.lines_read = number
+        self.lines_read = framed.number
 
     def _malformed(self, item: Malformed) -> None:
         self.malformed_count += 1

@@ -9,11 +9,11 @@ were reseeded) shows up as several decisions rather than the first one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from ._inputs import CHUNK_BYTES, MAX_LINE_BYTES, InputError, TraceInput
+from ._inputs import InputError, TraceInput, lines
 from ._read import Malformed, TraceRecord, whole_record
 
 KEPT: Final = 10
@@ -73,45 +73,13 @@ def _candidates(source: TraceInput, needle: bytes | None) -> Iterator[TraceRecor
 
 
 def _lines_holding(source: TraceInput, needle: bytes | None) -> Iterator[tuple[int, bytes]]:
-    stream = source.open()
+    """(line number, line) of each line of `source` holding `needle` (every record's line
+    when it is None); an oversized line is no record and is passed over."""
     try:
-        yield from _scan(stream.read, needle)
+        for number, line in lines(source):
+            if isinstance(line, bytes) and (needle is None or needle in line):
+                yield number, line
+    except InputError:
+        raise
     except (OSError, EOFError, ValueError) as error:
         raise InputError(f"cannot read `{source.shown}` to its end: {error}") from None
-    finally:
-        if source.name != "-":
-            stream.close()
-
-
-def _scan(read: Callable[[int], bytes], needle: bytes | None) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of each complete line holding `needle`, chunk by chunk."""
-    lines_before = 0  # lines entirely before `buffer`
-    buffer = b""
-    while chunk := read(CHUNK_BYTES):
-        buffer += chunk
-        end = buffer.rfind(b"\n") + 1  # complete lines are buffer[:end]
-        if end == 0:
-            if len(buffer) > MAX_LINE_BYTES:
-                buffer = b""  # an oversized line cannot be a record; skip what we have
-            continue
-        yield from _hits(buffer, end, needle, lines_before)
-        lines_before += buffer.count(b"\n", 0, end)
-        buffer = buffer[end:]
-    if buffer:
-        yield from _hits(buffer + b"\n", len(buffer) + 1, needle, lines_before)
-
-
-def _hits(
-    buffer: bytes, end: int, needle: bytes | None, lines_before: int
-) -> Iterator[tuple[int, bytes]]:
-    if needle is None:
-        for offset, line in enumerate(buffer[:end].split(b"\n")[:-1]):
-            if line.strip():
-                yield lines_before + offset + 1, line
-        return
-    position = buffer.find(needle, 0, end)
-    while position != -1:
-        start = buffer.rfind(b"\n", 0, position) + 1
-        stop = buffer.find(b"\n", position)
-        yield lines_before + buffer.count(b"\n", 0, start) + 1, buffer[start:stop]
-        position = buffer.find(needle, stop, end)

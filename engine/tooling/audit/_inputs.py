@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
 from visiongate._errors import VisiongateError
+from visiongate._framing import Framed, Lines, Oversized
 
 CHUNK_BYTES: Final = 1 << 20
 MAX_LINE_BYTES: Final = 16 << 20
@@ -27,8 +28,18 @@ TRACE_SUFFIXES: Final = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 """What a directory contributes: trace files and their gzipped closed siblings."""
 STDIN: Final = "-"
 
-TOO_LONG: Final = b"\n"
-"""Stands for a line that was longer than `MAX_LINE_BYTES` (no real line holds a `\n`)."""
+__all__ = [
+    "CHUNK_BYTES",
+    "MAX_LINE_BYTES",
+    "STDIN",
+    "InputError",
+    "Lines",
+    "Oversized",
+    "TraceInput",
+    "expand",
+    "framing",
+    "lines",
+]
 
 
 class InputError(VisiongateError):
@@ -89,15 +100,27 @@ def _expand_one(argument: str) -> list[TraceInput]:
     raise InputError(f"no such file: `{argument}`")
 
 
-def lines(source: TraceInput, start: int = 0, stop: int | None = None) -> Iterator[bytes]:
-    """Every line of `source` without its `\\n` (`TOO_LONG` for an oversized one); raises
-    `InputError` when the input cannot be read to its end (e.g. a truncated gzip file).
-    `start` and `stop` read a byte range of a plain file (both at line starts)."""
+def framing() -> Lines:
+    """The framing of a trace: lines of at most `MAX_LINE_BYTES`, blank ones skipped."""
+    return Lines(MAX_LINE_BYTES)
+
+
+def lines(
+    source: TraceInput, start: int = 0, stop: int | None = None, into: Lines | None = None
+) -> Iterator[Framed]:
+    """(number, line) for every non-blank line of `source`, without its `\\n` (`Oversized`
+    for one past `MAX_LINE_BYTES`); raises `InputError` when the input cannot be read to its
+    end (e.g. a truncated gzip file). `start` and `stop` read a byte range of a plain file
+    (both at line starts; numbers count from `start`). `into.number` then says how many
+    lines were read, blank ones included."""
     stream = source.open()
     try:
         if start:
             stream.seek(start)
-        yield from _split(_chunks(stream, None if stop is None else stop - start))
+        framed = into if into is not None else framing()
+        for chunk in _chunks(stream, None if stop is None else stop - start):
+            yield from framed.feed(chunk)
+        yield from framed.finish()
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(f"cannot read `{source.shown}` to its end: {_why(error)}") from None
     finally:
@@ -145,26 +168,6 @@ def line_start_after(source: TraceInput, position: int) -> int | None:
                 return position + scanned + found
             scanned += len(chunk)
     return None
-
-
-def _split(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    carry = b""
-    skipping = False  # inside a line already reported as too long
-    for chunk in chunks:
-        pieces = chunk.split(b"\n")
-        pieces[0] = carry + pieces[0]
-        carry = pieces.pop()
-        for piece in pieces:
-            if skipping:
-                skipping = False
-                continue
-            yield piece
-        if len(carry) > MAX_LINE_BYTES:
-            if not skipping:
-                yield TOO_LONG
-            carry, skipping = b"", True
-    if carry and not skipping:
-        yield carry
 
 
 def _why(error: BaseException) -> str:

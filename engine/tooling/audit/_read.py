@@ -20,7 +20,7 @@ import msgspec
 
 from ..._decision import SCHEMA_VERSION
 from ..._vocabulary import FACTS, LANES
-from ._inputs import MAX_LINE_BYTES, TOO_LONG
+from ._inputs import MAX_LINE_BYTES, Oversized
 
 READABLE_VERSIONS = (SCHEMA_VERSION,)
 
@@ -105,9 +105,9 @@ _FAST = msgspec.json.Decoder(Row)
 _ANY = msgspec.json.Decoder()
 
 
-def parse_line(line: bytes) -> Row | str:
+def parse_line(line: bytes | Oversized) -> Row | str:
     """The record on `line`, or why it is malformed."""
-    if line == TOO_LONG:
+    if isinstance(line, Oversized):
         return f"line longer than {MAX_LINE_BYTES >> 20} MiB"
     try:
         row = _FAST.decode(line)

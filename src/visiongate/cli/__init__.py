@@ -191,9 +191,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from visiongate.cli._stdout import guarded_stdout
 
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] in (["proxy"], ["mcp"]) and argv is None:
+        from visiongate.cli._signals import defer_signals
+
+        defer_signals()  # they start servers: a Ctrl-C while loading must not be lost
     with guarded_stdout() as outcome:
         try:
             outcome.code = _dispatch(arguments)
+        except KeyboardInterrupt:  # Ctrl-C before a command installed its own handling
+            print("visiongate: stopped by SIGINT", file=sys.stderr)
+            outcome.code = 130
         except ImportError as error:
             # `mcp call` and `demo` need the MCP SDK (the `mcp` extra): say so in one line.
             message = _missing_sdk(error)

@@ -80,8 +80,13 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 def policy_exit_code(error: PolicyError) -> int:
     """3 for a policy or config that fails to load; 2 when the only problem is a file that
     cannot be read at all (a missing input is a usage error, not an invalid policy)."""
+    from visiongate.engine._yaml import NOT_UTF8
+
     errors = [d for d in error.diagnostics if d.severity == "error"]
-    unreadable = errors and all(d.code == "unreadable-file" for d in errors)
+    # A file that is there but is not UTF-8 text fails to load, as `lint` says (issue 26).
+    unreadable = errors and all(
+        d.code == "unreadable-file" and not d.message.endswith(NOT_UTF8) for d in errors
+    )
     return EXIT_USAGE if unreadable else EXIT_INVALID_POLICY
 
 
@@ -200,7 +205,7 @@ def positive_seconds(text: str) -> float:
 def target_model(args: argparse.Namespace, gate: Gate) -> tuple[str, str]:
     """The provider and model to decide for: the command line's, else the agent config's main
     model (`model.provider`, `model.default`); a `UsageError` when neither names one."""
-    config = gate.resolver.config
+    config = gate.config
     provider = args.provider or config.main_provider
     model = args.model or config.main_model
     if not provider or not model:

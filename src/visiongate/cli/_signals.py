@@ -9,16 +9,21 @@ conventional status (130 for SIGINT, 143 for SIGTERM).
 
 from __future__ import annotations
 
-import asyncio
 import signal
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
+if TYPE_CHECKING:
+    import asyncio
 
 from visiongate._errors import VisiongateError
 
-__all__ = ["Interrupted", "run_until_signal"]
+# asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
+# its server before it imports them (see `adapters.proxy._serve`).
+
+__all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_raise"]
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -33,14 +38,65 @@ class Interrupted(VisiongateError):
         super().__init__(f"stopped by {self.name}")
 
 
+_RECEIVED: list[int] = []
+"""Signals that arrived while `defer_signals` held them (the command was still loading)."""
+
+
+def defer_signals() -> None:
+    """From now on, note SIGINT and SIGTERM instead of acting on them, until `signals_raise`
+    or `run_until_signal` takes over and acts on what was noted. For the commands that start
+    servers: a KeyboardInterrupt raised while a library is being imported can be swallowed by
+    its `except:` and lost (a Ctrl-C 0.3 s into `mcp call` was), and the command then ran on."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _SIGNALS:
+        signal.signal(signum, lambda received, frame: _RECEIVED.append(received))
+
+
+def _raise_noted() -> None:
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED.pop(0))
+
+
+@contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `Interrupted` where the main thread is, for the synchronous
+    parts of a command (loading the policy while the server starts, say): a `finally` then
+    stops what was started, and the command ends with one line, not a traceback. Inside,
+    `run_until_signal` hands the signals to the event loop and back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_it(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
+    try:
+        _raise_noted()
+        yield
+    except KeyboardInterrupt:  # a Ctrl-C that arrived before the handler was in place
+        raise Interrupted(signal.SIGINT) from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
     """`asyncio.run(work())`, raising `Interrupted` once SIGINT or SIGTERM stopped it."""
+    import asyncio
+
     return asyncio.run(_guarded(work))
 
 
 async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
+    import asyncio
+
+    import anyio
+
     loop = asyncio.get_running_loop()
     received: list[int] = []
+    saved: dict[int, Any] = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     with anyio.CancelScope() as scope:
 
         def stop(signum: int) -> None:
@@ -49,10 +105,15 @@ async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
 
         installed = _install(loop, stop)
         try:
+            _raise_noted()  # one that came while the loop was starting
             return await work()
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
+                # asyncio leaves the default disposition behind; put back what was there
+                # (`signals_raise`'s handler), so a signal after the loop is still caught.
+                if callable(saved[signum]) or saved[signum] in (signal.SIG_IGN, signal.SIG_DFL):
+                    signal.signal(signum, saved[signum])
     raise Interrupted(received[0] if received else signal.SIGINT)
 
 

@@ -36,7 +36,7 @@ from visiongate.cli._common import (
     positive_seconds,
     reason,
 )
-from visiongate.cli._signals import Interrupted, run_until_signal
+from visiongate.cli._signals import Interrupted, run_until_signal, signals_raise
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
 HELP = "call a tool on an MCP server over stdio and route its result"
@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--args must be a JSON object, not `{args.args}`")
     check_gate_inputs(args)
     try:
-        router, routed = checked(lambda: _call(args, command, arguments))
+        with signals_raise():
+            router, routed = checked(lambda: _call(args, command, arguments))
     except Interrupted as stopped:
         print(f"visiongate mcp call: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code

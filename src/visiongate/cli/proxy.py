@@ -132,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
             "visiongate: error: cannot write the output: standard output is closed", file=sys.stderr
         )
         return EXIT_USAGE
-    check_gate_inputs(args)
     return _serve(args, command, headers)
 
 
@@ -152,38 +151,57 @@ def _stdout_closed() -> bool:
 
 
 def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
-    from visiongate.adapters.proxy._downstream import protect_stdout
-    from visiongate.cli._signals import Interrupted, run_until_signal
+    from visiongate.cli._signals import Interrupted, signals_raise
 
-    router, options = checked(lambda: _options(args, command, headers))
+    started: Any = None
     try:
-        with protect_stdout():
-            code = checked(lambda: run_until_signal(lambda: _session(router, options)))
+        with signals_raise():
+            # The server first: it boots while the policy loads (see `adapters.proxy._serve`).
+            if command:
+                from visiongate.adapters.mcp._child import start_server
+
+                started = start_server(command)
+            check_gate_inputs(args)
+            return _gate_and_relay(args, command, headers, started)
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
     finally:
-        router.gate.close()
-    return code
+        if started is not None and getattr(started, "returncode", 0) is None:
+            started.kill()  # never reached the relay (a bad policy, a signal): stop it now
 
 
-async def _session(router: Any, options: ProxyOptions) -> int:
+def _gate_and_relay(
+    args: argparse.Namespace, command: list[str], headers: dict[str, str], started: Any
+) -> int:
+    from visiongate.adapters.proxy._downstream import protect_stdout
+    from visiongate.cli._signals import run_until_signal
+
+    gate, options = checked(lambda: _options(args, command, headers))
+    try:
+        with protect_stdout():
+            return checked(lambda: run_until_signal(lambda: _session(gate, options, started)))
+    finally:
+        gate.close()
+
+
+async def _session(gate: Any, options: ProxyOptions, started: Any) -> int:
     from visiongate.adapters.proxy import serve
 
-    return await serve(router, options)
+    return await serve(gate, options, started=started)
 
 
 def _options(
     args: argparse.Namespace, command: list[str], headers: dict[str, str]
 ) -> tuple[Any, ProxyOptions]:
-    from visiongate.adapters._router import Router
-    from visiongate.adapters.mcp._sdk import require_client_sdk
     from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
     from visiongate.adapters.proxy._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
-    from visiongate.adapters.proxy._view import VIEW_TOOL
     from visiongate.engine import Gate
 
-    require_client_sdk()
+    if args.url:  # only the HTTP transport is the SDK's
+        from visiongate.adapters.mcp._sdk import require_client_sdk
+
+        require_client_sdk()
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=args.trace)
     provider, model = target_model(args, gate)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
@@ -202,10 +220,10 @@ def _options(
         timeout=args.timeout,
         max_message_bytes=args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         watch_policy=watch,
+        cache_dir=args.cache_dir,
         image_tool=not args.no_image_tool,
     )
-    image_tool = None if args.no_image_tool else VIEW_TOOL
-    return Router(gate, cache=args.cache_dir, image_tool=image_tool), options
+    return gate, options
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:
