@@ -79,16 +79,43 @@ class ExecutionSettings:
         return self.text.get(source, "reference")
 
 
+InvisibleMode = Literal["strip", "keep", "flag"]
+"""What the sanitizer does with one invisible channel: `strip` what has no legitimate use there
+(the default), `keep` everything, or `flag` (keep, count and warn)."""
+
+INVISIBLE_MODES: Final[tuple[InvisibleMode, ...]] = ("strip", "keep", "flag")
+INVISIBLE_CHANNELS: Final = (
+    "tags",
+    "variation_selectors",
+    "zero_width",
+    "bidi",
+    "fillers",
+    "other_ignorables",
+)
+"""The channels of Default_Ignorable_Code_Point, in the order the docs and records list them."""
+
+
 @dataclass(frozen=True)
 class SanitizeSettings:
     """The `sanitize` section: what is stripped from untrusted tool output."""
 
     allowed_flag_tags: tuple[str, ...] = ("gbeng", "gbsct", "gbwls")
-    """Tag text of the emoji tag sequences kept (U+1F3F4, these tag letters, U+E007F)."""
-    strip_bidi: bool = False
-    """Also strip bidi embedding/override/isolate controls (Trojan Source)."""
-    strip_zero_width: bool = False
-    """Also strip zero-width characters outside emoji/ZWJ sequences."""
+    """Tag text of the emoji tag sequences kept (U+1F3F4, these tag letters, U+E007F): the RGI
+    tag sequences of the emoji data unless the policy lists its own."""
+    tags: InvisibleMode = "strip"
+    """Tag characters (U+E0000–E007F): ASCII smuggling; legitimate in allowed flags only."""
+    variation_selectors: InvisibleMode = "strip"
+    """VS1–VS256 and the Mongolian selectors: one after a base that has that variation."""
+    zero_width: InvisibleMode = "strip"
+    """ZWSP, ZWNJ, ZWJ, word joiner, BOM, invisible operators: joiners where scripts and emoji
+    sequences use them."""
+    bidi: InvisibleMode = "strip"
+    """Embeddings, overrides, isolates (Trojan Source) and marks: marks in right-to-left text."""
+    fillers: InvisibleMode = "strip"
+    """Hangul fillers, which render blank (invisible names): inside a jamo syllable only."""
+    other_ignorables: InvisibleMode = "strip"
+    """Every other default-ignorable code point: soft hyphens inside words, the grapheme joiner
+    between marks, the Mongolian vowel separator before a final vowel; unassigned ones never."""
     reserved_meta_labels: tuple[str, ...] = ("modelcontextprotocol", "mcp")
     """Labels that make a `_meta` key prefix reserved for the protocol."""
     reserved_meta_keys: tuple[str, ...] = (
@@ -98,3 +125,20 @@ class SanitizeSettings:
         "baggage",
     )
     """Unprefixed `_meta` keys reserved for the protocol."""
+
+    def mode(self, channel: str) -> InvisibleMode:
+        """The mode of one of `INVISIBLE_CHANNELS`."""
+        if channel not in INVISIBLE_CHANNELS:
+            raise ValueError(f"unknown invisible channel `{channel}`")
+        mode: InvisibleMode = getattr(self, channel)
+        return mode
+
+    @property
+    def strip_bidi(self) -> bool:
+        """Whether bidi controls are stripped (the `bidi` channel is `strip`)."""
+        return self.bidi == "strip"
+
+    @property
+    def strip_zero_width(self) -> bool:
+        """Whether zero-width characters are stripped (the `zero_width` channel is `strip`)."""
+        return self.zero_width == "strip"

@@ -18,7 +18,7 @@ from ._text import clean_text, compile_text_rules
 
 __all__ = ["STRICT", "untrusted_line"]
 
-STRICT: Final = SanitizeSettings(allowed_flag_tags=(), strip_bidi=True, strip_zero_width=True)
+STRICT: Final = SanitizeSettings(allowed_flag_tags=())
 _RULES: Final = compile_text_rules(STRICT)
 _INVISIBLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
 # Only the start of a long message is looked at, so the work stays bounded by `limit`.
