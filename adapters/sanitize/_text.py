@@ -81,8 +81,10 @@ class TextRules:
     """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
     active: re.Pattern[str]
     """One character of a channel that is not `keep`."""
-    walk: re.Pattern[str]
-    """A tag sequence, an emoji ZWJ sequence, or a run of active characters."""
+    runs: re.Pattern[str]
+    """A tag sequence, an emoji ZWJ sequence, or a run of active characters (first pass)."""
+    singles: re.Pattern[str]
+    """An emoji ZWJ sequence or an active character that may be legitimate (second pass)."""
     may_be_legitimate: re.Pattern[str] | None
     """A character that may be a legitimate use (or a flag's base); None when the text can
     never be cleaned in bulk (a channel is `flag`)."""
@@ -118,7 +120,8 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         # `(?!)` never matches: with no allowed flag, every sequence is stripped.
         allowed_flags=re.compile("|".join(flags) or "(?!)"),
         active=re.compile(f"[{active_class}]"),
-        walk=re.compile(_walk_pattern(modes, active_class)),
+        runs=re.compile(_runs_pattern(modes, active_class)),
+        singles=re.compile(_singles_pattern(modes, active)),
         may_be_legitimate=_may_be_legitimate(modes, active),
         bulk_run=re.compile(f"[{active_class}]+"),
         channel_runs=tuple(
@@ -130,16 +133,28 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
     )
 
 
-def _walk_pattern(modes: dict[str, InvisibleMode], active_class: str) -> str:
-    tags = char_class(channel_chars("tags"))
-    parts = []
-    if modes["tags"] != "keep":
-        parts.append(f"(?P<flag>{re.escape(BLACK_FLAG)}[{tags}]+)")
+def _runs_pattern(modes: dict[str, InvisibleMode], active_class: str) -> str:
+    parts = [f"(?P<run>[{active_class}]+)"]
     if modes["zero_width"] != "keep":
-        element = char_class(table_codes("emoji.zwj_elements")) + re.escape(_VARIATION_SELECTOR_16)
-        parts.append(f"(?P<emoji>[{element}]+(?:{ZWJ}[{element}]+)+)")
-    parts.append(f"(?P<run>[{active_class}]+)")
+        parts.insert(0, f"(?P<emoji>{_emoji_sequence()})")
+    if modes["tags"] != "keep":
+        parts.insert(0, f"(?P<flag>{re.escape(BLACK_FLAG)}[{char_class(channel_chars('tags'))}]+)")
     return "|".join(parts)
+
+
+def _singles_pattern(modes: dict[str, InvisibleMode], active: frozenset[int]) -> str:
+    single = f"(?P<run>[{char_class(CONTEXTUAL & active) or '(?!)'}])"
+    if modes["zero_width"] == "keep":
+        return single
+    return f"(?P<emoji>{_emoji_sequence()})|{single}"
+
+
+def _emoji_sequence() -> str:
+    """Emoji ZWJ sequence elements (a base, then VS16 or a skin tone) joined by single ZWJs."""
+    tones = set(range(0x1F3FB, 0x1F400))
+    base = char_class(table_codes("emoji.zwj_elements") - tones)
+    element = f"[{base}](?:{re.escape(_VARIATION_SELECTOR_16)}|[{char_class(tones)}])?"
+    return f"{element}(?:{ZWJ}{element})+"
 
 
 def _may_be_legitimate(
@@ -206,7 +221,10 @@ def _channel_counts(removed: str, rules: TextRules) -> Counts:
 
 
 class _Walk:
-    """One pass over the tag sequences, emoji ZWJ sequences and runs of invisible characters."""
+    """Two passes. The first strips every run of two or more invisible characters and every
+    one that is never legitimate, and settles tag sequences; the second judges what is left
+    (single characters, emoji ZWJ sequences) in the context the first pass left. A payload
+    that lands inside an emoji sequence goes first, so the sequence is judged whole."""
 
     __slots__ = ("_counts", "_rules", "_text")
 
@@ -216,20 +234,28 @@ class _Walk:
         self._counts: dict[str, int] = {}
 
     def run(self) -> tuple[str, Counts]:
-        cleaned = self._rules.walk.sub(self._replace, self._text)
+        original = self._text
+        self._text = self._rules.runs.sub(self._first, original)
+        cleaned = self._rules.singles.sub(self._second, self._text)
         counts = tuple((kind, count) for kind, count in self._counts.items() if count)
         # An equal length means nothing was removed, hence an equal string.
-        return (self._text if len(cleaned) == len(self._text) else cleaned), counts
+        return (original if len(cleaned) == len(original) else cleaned), counts
 
     def _add(self, kind: str, count: int = 1) -> None:
         self._counts[kind] = self._counts.get(kind, 0) + count
 
-    def _replace(self, match: re.Match[str]) -> str:
+    def _first(self, match: re.Match[str]) -> str:
         if match.lastgroup == "flag":
             return self._flag(match.group())
+        run = match.group()
+        if match.lastgroup == "emoji" or (len(run) == 1 and ord(run) in CONTEXTUAL):
+            return run  # judged by the second pass
+        return self._dropped(run)
+
+    def _second(self, match: re.Match[str]) -> str:
         if match.lastgroup == "emoji":
             return self._emoji(match.group(), match.start())
-        return self._invisible_run(match.group(), match.start())
+        return self._single(match.group(), match.start())
 
     def _flag(self, sequence: str) -> str:
         allowed = self._rules.allowed_flags.match(sequence)
@@ -252,18 +278,19 @@ class _Walk:
             if char == ZWJ:
                 out.append(self._dropped(char))
             elif char == _VARIATION_SELECTOR_16:
-                out.append(self._invisible_run(char, start + offset))
+                out.append(self._single(char, start + offset))
             else:
                 out.append(char)
         return "".join(out)
 
-    def _invisible_run(self, run: str, start: int) -> str:
-        if len(run) == 1 and ord(run) in CONTEXTUAL and is_legitimate_single(self._text, start):
-            channel = channel_of(run)
-            if channel is not None and self._rules.modes[channel] != "keep":
-                self._add(KEPT_KIND[channel])
-            return run
-        return self._dropped(run)
+    def _single(self, char: str, index: int) -> str:
+        channel = channel_of(char)
+        if channel is None or self._rules.modes[channel] == "keep":
+            return char
+        if is_legitimate_single(self._text, index):
+            self._add(KEPT_KIND[channel])
+            return char
+        return self._dropped(char)
 
     def _dropped(self, run: str) -> str:
         """`run` without its characters of `strip` channels; `flag` channels' are counted."""
