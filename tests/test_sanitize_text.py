@@ -89,3 +89,16 @@ def test_allowed_flag_tag_must_be_printable_ascii(tag: str) -> None:
 
 def test_tag_sequence_spells_the_flag() -> None:
     assert "\U0001f3f4" + tag_sequence("gbeng") == "🏴󠁧󠁢󠁥󠁮󠁧󠁿"
+
+
+def test_flag_channel_keeps_counts_and_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    sanitizer = Sanitizer(SanitizeSettings(variation_selectors="flag"))
+    hidden = "ok\U0001f600" + "\ufe01\U000e0150\U000e0160"
+    with caplog.at_level("WARNING", logger="visiongate.sanitize"):
+        assert sanitizer.text(hidden, "text") is hidden
+        assert sanitizer.text(hidden, "text") is hidden
+    assert sanitizer.counts() == {"text": {"variation_selectors_flagged": 6}}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "visiongate.sanitize"]
+    assert len(warnings) == 1
+    assert "3 variation selectors" in warnings[0]
+    assert "`sanitize.invisible.variation_selectors` is `flag`" in warnings[0]

@@ -143,7 +143,11 @@ def _runs_pattern(modes: dict[str, InvisibleMode], active_class: str) -> str:
 
 
 def _singles_pattern(modes: dict[str, InvisibleMode], active: frozenset[int]) -> str:
-    single = f"(?P<run>[{char_class(CONTEXTUAL & active) or '(?!)'}])"
+    # Alone between visible characters: a run the first pass kept (a `flag` channel's) is not
+    # judged, or counted, twice.
+    around = char_class(active)
+    contextual = char_class(CONTEXTUAL & active) or "(?!)"
+    single = f"(?<![{around}])(?P<run>[{contextual}])(?![{around}])"
     if modes["zero_width"] == "keep":
         return single
     return f"(?P<emoji>{_emoji_sequence()})|{single}"
