@@ -10,7 +10,7 @@ import yaml
 
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 from visiongate.adapters.sanitize._text import tag_sequence
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine._settings import CHANNEL_NOTES, INVISIBLE_CHANNELS, SanitizeSettings
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "sanitize" / "text.yaml").read_text(encoding="utf-8")
@@ -102,3 +102,15 @@ def test_flag_channel_keeps_counts_and_warns_once(caplog: pytest.LogCaptureFixtu
     assert len(warnings) == 1
     assert "3 variation selectors" in warnings[0]
     assert "`sanitize.invisible.variation_selectors` is `flag`" in warnings[0]
+
+
+@pytest.mark.parametrize("channel", INVISIBLE_CHANNELS)
+def test_the_docs_examples_are_what_the_sanitizer_does(channel: str) -> None:
+    note = CHANNEL_NOTES[channel]
+    assert Sanitizer().text(note.payload, "text") == note.stripped != note.payload
+    assert Sanitizer().text(note.kept, "text") is note.kept
+    kept_here = Sanitizer(SanitizeSettings(**{channel: "strip"}))
+    kept_here.text(note.kept, "text")
+    assert any(
+        kind.startswith(channel) or kind == "flags_kept" for kind in kept_here.counts()["text"]
+    )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from ..._display import json_text, visible
 from ._policies import Standing
 from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, policy_label
 
@@ -84,7 +84,7 @@ def render_text(result: AuditResult) -> str:
             f"{result.unconfirmed_native.count} native for unconfirmed models, "
             f"{result.malformed.count} malformed (details without --group-by)"
         )
-        return "\n".join([*lines, *_group_text(result), findings, *_problems(result)])
+        return _shown([*lines, *_group_text(result), findings, *_problems(result)])
     lines += [
         f"lanes:    {_counts(result.counts('lane'), total)}",
         f"rules:    {_counts(result.counts('rule'), total)}",
@@ -113,7 +113,12 @@ def render_text(result: AuditResult) -> str:
     for title, numbers in (("execution", result.execution), ("sanitizer", result.sanitizer)):
         if numbers:
             lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
-    return "\n".join(lines + _problems(result))
+    return _shown(lines + _problems(result))
+
+
+def _shown(lines: list[str]) -> str:
+    # Trace fields are whoever wrote the trace's words: a line cannot hold a control.
+    return "\n".join(visible(line) for line in lines)
 
 
 def _problems(result: AuditResult) -> list[str]:
@@ -231,4 +236,4 @@ def render_json(result: AuditResult) -> str:
         "first": [vars(item) for item in result.malformed_lines],
     }
     document["input_errors"] = list(result.input_errors)
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json_text(document, indent=2)

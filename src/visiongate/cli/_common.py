@@ -16,13 +16,13 @@ away and a closed standard output are handled for every command by `visiongate.c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
+from visiongate.engine._display import json_text
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate, PolicyError
@@ -147,7 +147,7 @@ def output_directory(path: str | Path) -> Path:
 
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
-    print(json.dumps(document, indent=2, ensure_ascii=False))
+    print(json_text(document, indent=2))
 
 
 def positive_seconds(text: str) -> float:

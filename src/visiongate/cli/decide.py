@@ -15,6 +15,7 @@ from visiongate.cli._common import (
     print_json,
     target_model,
 )
+from visiongate.engine._display import visible
 
 if TYPE_CHECKING:
     from visiongate.engine import Decision, Gate, PolicyRef
@@ -124,7 +125,7 @@ def render_decision(decision: Decision) -> str:
         f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {_where(policy)})"
     )
     lines += [w if w.startswith("error: ") else f"warning: {w}" for w in decision.warnings]
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def _where(policy: PolicyRef) -> str:

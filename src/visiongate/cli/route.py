@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import json
 import mimetypes
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from visiongate.cli._common import (
     guarded,
     write_output,
 )
+from visiongate.engine._display import json_text, one_line
 
 if TYPE_CHECKING:
     from visiongate.adapters._routed import RoutedResult
@@ -136,10 +136,13 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        fail(args.command, f"{name} answered with an error: {first[:200]}")
+        fail(
+            args.command,
+            f"{name} answered with an error: {one_line(first, 200, unprintable='escape')}",
+        )
         return EXIT_USAGE
     return EXIT_OK
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return json_text(value, indent=2)
