@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -161,7 +161,7 @@ def _group_text(result: AuditResult) -> list[str]:
 def render_csv(result: AuditResult) -> str:
     """`--group-by`: one row per group; otherwise `dimension,value,decisions` rows."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = _VisibleWriter(csv.writer(buffer, lineterminator="\n"))
     if result.group_by:
         writer.writerows(_group_table(result))
         return buffer.getvalue().rstrip("\n")
@@ -176,6 +176,20 @@ def render_csv(result: AuditResult) -> str:
     ):
         writer.writerow(["finding", name, finding.count])
     return buffer.getvalue().rstrip("\n")
+
+
+class _VisibleWriter:
+    """A CSV writer whose cells go through `visible`: a spreadsheet is read by a person too."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._writer.writerow([visible(cell) if isinstance(cell, str) else cell for cell in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
 
 
 def _samples(finding: Finding) -> dict[str, Any]:
