@@ -25,8 +25,9 @@ outside an emoji or tag sequence: each legitimate use is a single character in c
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Final
 
 from visiongate.engine._settings import INVISIBLE_CHANNELS
@@ -155,8 +156,23 @@ def _has_variation(base: str, selector: str) -> bool:
     return vs in _variations().get(code, ())
 
 
+@cache
+def _bounds(name: str) -> tuple[list[int], list[int]]:
+    lows, highs = [], []
+    for token in TABLES[name].split():
+        low, _, high = token.partition("-")
+        lows.append(int(low, 16))
+        highs.append(int(high or low, 16))
+    return lows, highs
+
+
 def _in(name: str, char: str) -> bool:
-    return bool(char) and ord(char) in table_codes(name)
+    """Whether `char` is in a range table (a bisection: the letter tables are large)."""
+    if not char:
+        return False
+    lows, highs = _bounds(name)
+    index = bisect_right(lows, ord(char)) - 1
+    return index >= 0 and ord(char) <= highs[index]
 
 
 def _is_letter(char: str) -> bool:
@@ -193,14 +209,20 @@ def is_legitimate_single(text: str, index: int) -> bool:
     """Whether the invisible character at `index`, standing alone between visible neighbours,
     is one of the legitimate uses the module docstring names."""
     char = text[index]
-    before = text[index - 1] if index else ""
-    after = text[index + 1 : index + 2]
+    if char in _MARKS:
+        return _mark_is_legitimate(text, index)
+    return _legitimate_between(text[index - 1 : index + 2] if index else "\0" + text[:2])
+
+
+@lru_cache(maxsize=4096)
+def _legitimate_between(around: str) -> bool:
+    """The judgement for every use but marks, which depends only on the two neighbours: real
+    text repeats the same few (a Persian letter, ZWNJ, a letter), so it is cached."""
+    before, char, after = around[0].strip("\0"), around[1], around[2:3]
     if ord(char) in channel_chars("variation_selectors"):
         return bool(before) and _has_variation(before, char)
     if char in (ZWNJ, ZWJ):
         return _joiner_is_legitimate(before, after)
-    if char in _MARKS:
-        return _mark_is_legitimate(text, index)
     return _other_is_legitimate(char, before, after)
 
 

@@ -28,16 +28,15 @@ from ._invisible import (
     CONTEXTUAL,
     ZWJ,
     channel_chars,
-    channel_of,
     char_class,
-    emoji_zwj_sequences,
-    is_legitimate_single,
     table_codes,
 )
+from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
 
 __all__ = [
     "BLACK_FLAG",
     "CANCEL_TAG",
+    "FLAGGED_KIND",
     "KEPT_KIND",
     "REMOVED_KIND",
     "Counts",
@@ -47,26 +46,13 @@ __all__ = [
     "tag_sequence",
 ]
 
-REMOVED_KIND: Final = {
-    "tags": "tag_chars",
-    "variation_selectors": "variation_selectors",
-    "zero_width": "zero_width",
-    "bidi": "bidi_controls",
-    "fillers": "fillers",
-    "other_ignorables": "other_ignorables",
-}
-"""The tally's kind for the characters of a channel that were stripped."""
-KEPT_KIND: Final = {channel: f"{channel}_kept" for channel in INVISIBLE_CHANNELS} | {
-    "tags": "flags_kept"
-}
-"""The kind for legitimate uses kept (for `tags`: whole flags)."""
-FLAGGED_KIND: Final = {channel: f"{channel}_flagged" for channel in INVISIBLE_CHANNELS}
-"""The kind for characters a `flag` channel kept although they have no legitimate use."""
 
 # The fastest test for "any invisible character" there is: the regex module looks the
 # property up in its own tables, faster than `re` tests a class of ranges (bench_sanitize.py).
 _ANY_INVISIBLE: Final = regex.compile(r"\p{Default_Ignorable_Code_Point}")
-_VARIATION_SELECTOR_16: Final = "\ufe0f"
+VARIATION_SELECTOR_16: Final = "\ufe0f"
+_SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
+_TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 
 Counts = tuple[tuple[str, int], ...]
 """What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
@@ -81,10 +67,23 @@ class TextRules:
     """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
     active: re.Pattern[str]
     """One character of a channel that is not `keep`."""
-    runs: re.Pattern[str]
-    """A tag sequence, an emoji ZWJ sequence, or a run of active characters (first pass)."""
-    singles: re.Pattern[str]
-    """An emoji ZWJ sequence or an active character that may be legitimate (second pass)."""
+    active_chars: frozenset[str]
+    never_chars: frozenset[str]
+    """Active characters that have no legitimate use anywhere."""
+    contextual_chars: frozenset[str]
+    """Active characters that may be legitimate where they stand (`CONTEXTUAL`)."""
+    flagged_chars: frozenset[str]
+    """Characters of `flag` channels: kept by the first pass, not judged again."""
+    first: re.Pattern[str]
+    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
+    second: re.Pattern[str]
+    """Where the second pass looks: a contextual character."""
+    emoji_elements: frozenset[str]
+    """What an emoji ZWJ sequence is made of besides its joiners."""
+    flag: re.Pattern[str] | None
+    emoji: re.Pattern[str] | None
+    active_run: re.Pattern[str]
+    contextual_run: re.Pattern[str]
     may_be_legitimate: re.Pattern[str] | None
     """A character that may be a legitimate use (or a flag's base); None when the text can
     never be cleaned in bulk (a channel is `flag`)."""
@@ -113,17 +112,35 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
     modes = {channel: settings.mode(channel) for channel in INVISIBLE_CHANNELS}
     active_channels = [channel for channel, mode in modes.items() if mode != "keep"]
     active = frozenset().union(*(channel_chars(channel) for channel in active_channels))
-    active_class = char_class(active) or "(?!)"
+    never, contextual = active - CONTEXTUAL, active & CONTEXTUAL
     flags = [re.escape(BLACK_FLAG + tag_sequence(tag)) for tag in settings.allowed_flag_tags]
+    tags = f"{re.escape(BLACK_FLAG)}[{char_class(channel_chars('tags'))}]+"
+    with_flags = modes["tags"] != "keep"
+    with_emoji = modes["zero_width"] != "keep"
+    bases = table_codes("emoji.zwj_elements") - _SKIN_TONES if with_emoji else frozenset()
     return TextRules(
         modes=modes,
         # `(?!)` never matches: with no allowed flag, every sequence is stripped.
         allowed_flags=re.compile("|".join(flags) or "(?!)"),
-        active=re.compile(f"[{active_class}]"),
-        runs=re.compile(_runs_pattern(modes, active_class)),
-        singles=re.compile(_singles_pattern(modes, active)),
+        active=_class(active),
+        active_chars=frozenset(map(chr, active)),
+        never_chars=frozenset(map(chr, never)),
+        contextual_chars=frozenset(map(chr, contextual)),
+        flagged_chars=frozenset(
+            chr(code)
+            for channel, mode in modes.items()
+            if mode == "flag"
+            for code in channel_chars(channel)
+        ),
+        first=_first_finder(never, active),
+        second=_class(contextual),
+        emoji_elements=frozenset(map(chr, bases | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)})),
+        flag=re.compile(tags) if with_flags else None,
+        emoji=re.compile(_emoji_sequence()) if with_emoji else None,
+        active_run=re.compile(f"[{char_class(active)}]*"),
+        contextual_run=re.compile(f"[{char_class(contextual) or '(?!)'}]+"),
         may_be_legitimate=_may_be_legitimate(modes, active),
-        bulk_run=re.compile(f"[{active_class}]+"),
+        bulk_run=re.compile(f"[{char_class(active) or '(?!)'}]+"),
         channel_runs=tuple(
             (channel, re.compile(f"[{char_class(channel_chars(channel))}]+"))
             for channel in _by_likelihood(active_channels)
@@ -133,31 +150,29 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
     )
 
 
-def _runs_pattern(modes: dict[str, InvisibleMode], active_class: str) -> str:
-    parts = [f"(?P<run>[{active_class}]+)"]
-    if modes["zero_width"] != "keep":
-        parts.insert(0, f"(?P<emoji>{_emoji_sequence()})")
-    if modes["tags"] != "keep":
-        parts.insert(0, f"(?P<flag>{re.escape(BLACK_FLAG)}[{char_class(channel_chars('tags'))}]+)")
-    return "|".join(parts)
+def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
+    """A character the first pass acts on: one of `starts`, or a contextual character that
+    begins a run (another active character follows). One class first, so `re` scans for it
+    at C speed, and the rest is decided in C too."""
+    contextual = char_class(active & CONTEXTUAL)
+    either = char_class(starts | (active & CONTEXTUAL)) or "(?!)"
+    return re.compile(
+        f"[{either}](?:(?<=[{char_class(starts) or '(?!)'}])|(?=[{char_class(active) or '(?!)'}]))"
+        if contextual
+        else f"[{either}]"
+    )
 
 
-def _singles_pattern(modes: dict[str, InvisibleMode], active: frozenset[int]) -> str:
-    # Alone between visible characters: a run the first pass kept (a `flag` channel's) is not
-    # judged, or counted, twice.
-    around = char_class(active)
-    contextual = char_class(CONTEXTUAL & active) or "(?!)"
-    single = f"(?<![{around}])(?P<run>[{contextual}])(?![{around}])"
-    if modes["zero_width"] == "keep":
-        return single
-    return f"(?P<emoji>{_emoji_sequence()})|{single}"
+def _class(codes: frozenset[int] | set[int]) -> re.Pattern[str]:
+    # One character class: `re` then scans for its first character at C speed.
+    return re.compile(f"[{char_class(codes) or '(?!)'}]")
 
 
 def _emoji_sequence() -> str:
     """Emoji ZWJ sequence elements (a base, then VS16 or a skin tone) joined by single ZWJs."""
-    tones = set(range(0x1F3FB, 0x1F400))
-    base = char_class(table_codes("emoji.zwj_elements") - tones)
-    element = f"[{base}](?:{re.escape(_VARIATION_SELECTOR_16)}|[{char_class(tones)}])?"
+    base = char_class(table_codes("emoji.zwj_elements") - _SKIN_TONES)
+    tone = char_class(_SKIN_TONES)
+    element = f"[{base}](?:{re.escape(VARIATION_SELECTOR_16)}|[{tone}])?"
     return f"{element}(?:{ZWJ}{element})+"
 
 
@@ -181,19 +196,22 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
     if text.isascii() or rules.inert:
         return text, ()
     finder = _ANY_INVISIBLE if rules.everything_active else rules.active
-    if finder.search(text) is None:
+    first = finder.search(text)
+    if first is None:
         return text, ()
-    if rules.may_be_legitimate is not None and rules.may_be_legitimate.search(text) is None:
+    bulk = rules.may_be_legitimate is not None
+    if bulk and rules.strip_tags and _TAG_FIRST <= first.group() <= _TAG_LAST:
+        # Tag characters first: most likely ASCII smuggling, settled without another scan.
+        ascii_only = _ascii_once_tags_go(text)
+        if ascii_only is not None:
+            return ascii_only
+    if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
         return _bulk(text, rules)
-    return _Walk(text, rules).run()
+    return Walk(text, rules).run()
 
 
 def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
     """Every active character goes: none of them can be legitimate here."""
-    if rules.strip_tags:
-        ascii_only = _ascii_once_tags_go(text)
-        if ascii_only is not None:
-            return ascii_only
     removed = "".join(rules.bulk_run.findall(text))
     if not removed:
         return text, ()
@@ -222,93 +240,3 @@ def _channel_counts(removed: str, rules: TextRules) -> Counts:
             counts.append((REMOVED_KIND[channel], len(remaining) - len(rest)))
         remaining = rest
     return tuple(counts)
-
-
-class _Walk:
-    """Two passes. The first strips every run of two or more invisible characters and every
-    one that is never legitimate, and settles tag sequences; the second judges what is left
-    (single characters, emoji ZWJ sequences) in the context the first pass left. A payload
-    that lands inside an emoji sequence goes first, so the sequence is judged whole."""
-
-    __slots__ = ("_counts", "_rules", "_text")
-
-    def __init__(self, text: str, rules: TextRules) -> None:
-        self._text = text
-        self._rules = rules
-        self._counts: dict[str, int] = {}
-
-    def run(self) -> tuple[str, Counts]:
-        original = self._text
-        self._text = self._rules.runs.sub(self._first, original)
-        cleaned = self._rules.singles.sub(self._second, self._text)
-        counts = tuple((kind, count) for kind, count in self._counts.items() if count)
-        # An equal length means nothing was removed, hence an equal string.
-        return (original if len(cleaned) == len(original) else cleaned), counts
-
-    def _add(self, kind: str, count: int = 1) -> None:
-        self._counts[kind] = self._counts.get(kind, 0) + count
-
-    def _first(self, match: re.Match[str]) -> str:
-        if match.lastgroup == "flag":
-            return self._flag(match.group())
-        run = match.group()
-        if match.lastgroup == "emoji" or (len(run) == 1 and ord(run) in CONTEXTUAL):
-            return run  # judged by the second pass
-        return self._dropped(run)
-
-    def _second(self, match: re.Match[str]) -> str:
-        if match.lastgroup == "emoji":
-            return self._emoji(match.group(), match.start())
-        return self._single(match.group(), match.start())
-
-    def _flag(self, sequence: str) -> str:
-        allowed = self._rules.allowed_flags.match(sequence)
-        if allowed:
-            self._add("flags_kept")
-            return allowed.group() + self._dropped(sequence[allowed.end() :])
-        rest = self._dropped(sequence[1:])
-        if len(rest) < len(sequence) - 1:
-            self._add("smuggled_flags")
-        return BLACK_FLAG + rest
-
-    def _emoji(self, sequence: str, start: int) -> str:
-        if sequence in emoji_zwj_sequences():
-            self._add(KEPT_KIND["zero_width"], sequence.count(ZWJ))
-            self._add(KEPT_KIND["variation_selectors"], sequence.count(_VARIATION_SELECTOR_16))
-            return sequence
-        # Not an RGI sequence: its joiners go, each selector is judged where it stands.
-        out = []
-        for offset, char in enumerate(sequence):
-            if char == ZWJ:
-                out.append(self._dropped(char))
-            elif char == _VARIATION_SELECTOR_16:
-                out.append(self._single(char, start + offset))
-            else:
-                out.append(char)
-        return "".join(out)
-
-    def _single(self, char: str, index: int) -> str:
-        channel = channel_of(char)
-        if channel is None or self._rules.modes[channel] == "keep":
-            return char
-        if is_legitimate_single(self._text, index):
-            self._add(KEPT_KIND[channel])
-            return char
-        return self._dropped(char)
-
-    def _dropped(self, run: str) -> str:
-        """`run` without its characters of `strip` channels; `flag` channels' are counted."""
-        kept = []
-        for char in run:
-            channel = channel_of(char)
-            if channel is None:
-                kept.append(char)
-                continue
-            mode = self._rules.modes[channel]
-            if mode == "strip":
-                self._add(REMOVED_KIND[channel])
-            else:
-                kept.append(char)
-                if mode == "flag":
-                    self._add(FLAGGED_KIND[channel])
-        return "".join(kept)
