@@ -53,6 +53,7 @@ _ANY_INVISIBLE: Final = regex.compile(r"\p{Default_Ignorable_Code_Point}")
 VARIATION_SELECTOR_16: Final = "\ufe0f"
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
+_ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
 
 Counts = tuple[tuple[str, int], ...]
 """What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
@@ -221,12 +222,10 @@ def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
 def _ascii_once_tags_go(text: str) -> tuple[str, Counts] | None:
     # The classic smuggling: ASCII prose with tag characters in it. Encoding to ASCII with
     # `ignore` drops them at C speed; it is right when they are all that is not ASCII.
-    kept = text.encode("ascii", "ignore")
-    encoded = text.encode("utf-8", "surrogatepass")
-    tags = encoded.count(b"\xf3\xa0\x80") + encoded.count(b"\xf3\xa0\x81")
-    if tags != len(text) - len(kept):
+    if _ASCII_AND_TAGS.fullmatch(text) is None:
         return None
-    return kept.decode("ascii"), (("tag_chars", tags),)
+    kept = text.encode("ascii", "ignore")
+    return kept.decode("ascii"), (("tag_chars", len(text) - len(kept)),)
 
 
 def _channel_counts(removed: str, rules: TextRules) -> Counts:
