@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._diagnostics import Diagnostic
-from ._settings import INVISIBLE_CHANNELS, INVISIBLE_MODES
+from ._settings import INVISIBLE_CHANNELS, INVISIBLE_MODES, LEGACY_BOOLEAN_CHANNELS
 from ._validate import as_list, recode, strip_text
 from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS
 
@@ -47,10 +47,6 @@ def _native_schema() -> dict[str, Any]:
         "embed_target_bytes": {"type": "integer", "min": 1},
         "max_edge_px": {"type": "integer", "min": 64, "max": 8000},
     }
-
-
-LEGACY_BOOLEAN_CHANNELS = ("bidi", "zero_width")
-"""Channels an older policy switched with a boolean (`true`: strip, `false`: keep)."""
 
 
 def _invisible_mode(channel: str) -> dict[str, Any]:

@@ -93,6 +93,8 @@ INVISIBLE_CHANNELS: Final = (
     "other_ignorables",
 )
 """The channels of Default_Ignorable_Code_Point, in the order the docs and records list them."""
+LEGACY_BOOLEAN_CHANNELS: Final = ("bidi", "zero_width")
+"""Channels an older policy switched with a boolean (`true`: strip, `false`: keep)."""
 
 
 @dataclass(frozen=True)

@@ -112,15 +112,22 @@ def test_explain_of_a_hostile_decision_prints_nothing_raw(
     assert "pwned" in out and not RAW.search(out)
 
 
+def _policy(folder: Path, description: str, reason: str) -> Path:
+    """A one-rule policy file with this description and reason (YAML scalars as written)."""
+    path = folder / "policy.yaml"
+    path.write_text(
+        f"policy: hidden\nversion: '1'\ndescription: {description}\nhit_policy: unique\n"
+        f"default: text\nrules:\n  - id: all-text\n    lane: text\n    reason: {reason}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
 def test_decide_prints_a_policy_reason_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(
-        "policy: hidden-reason\nversion: '1'\ndescription: a reason with hidden words\n"
-        "hit_policy: unique\ndefault: text\nrules:\n  - id: all-text\n    lane: text\n"
-        '    reason: "text lane\\U000E006F\\U000E0062\\u202E\\x1b[2J"\n',
-        encoding="utf-8",
+    policy = _policy(
+        tmp_path, "a reason with hidden words", '"text lane\\U000E006F\\U000E0062\\u202E\\x1b[2J"'
     )
     out = _output(
         capsys, "decide", "--policy", str(policy), "--provider", "openai", "--model", "gpt-4o"
@@ -135,12 +142,7 @@ def test_decide_prints_a_policy_reason_escaped(
 def test_lint_prints_the_hidden_characters_it_finds_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(
-        "policy: hidden\nversion: '1'\ndescription: \"fine\\e[2J\"\nhit_policy: unique\n"
-        "default: text\nrules:\n  - id: all-text\n    lane: text\n    reason: ok\n",
-        encoding="utf-8",
-    )
+    policy = _policy(tmp_path, '"fine\\e[2J"', "ok")
     out = _output(capsys, "lint", str(policy))
     assert "invisible-character" in out and "\\x1b" in out and not RAW.search(out)
 

@@ -14,6 +14,7 @@ Python work only there.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from visiongate.engine._settings import INVISIBLE_CHANNELS
@@ -42,6 +43,10 @@ FLAGGED_KIND: Final = {channel: f"{channel}_flagged" for channel in INVISIBLE_CH
 """The kind for characters a `flag` channel kept although they have no legitimate use."""
 _VARIATION_SELECTOR_16: Final = "\ufe0f"
 
+_Step = int | tuple[int, int, str]
+"""What a pass does at a candidate: look on from there, or replace `text[start:end]`."""
+_Act = Callable[[str, int, int], _Step]
+
 
 class Walk:
     """One text through both passes, with the counts of what each did."""
@@ -62,49 +67,50 @@ class Walk:
         return (original if len(cleaned) == len(original) else cleaned), counts
 
     def _first_pass(self, text: str) -> str:
-        rules = self._rules
-        pieces: list[str] = []
-        last = pos = 0
-        while (hit := rules.first.search(text, pos)) is not None:
-            index = hit.start()
-            sequence = self._emoji_around(text, index, last)
-            if sequence is not None:
-                pos = sequence.end()  # judged whole by the second pass
-                continue
-            flag = self._flag_at(text, index - 1) if index > last else None
-            start = flag.start() if flag else index
-            after = flag.end() if flag else index
-            # A `never` character, or a contextual one that begins a run: the run goes. What
-            # follows a flag's tags straight away is part of their run, not legitimate.
-            end = rules.active_run.match(text, after).end()  # type: ignore[union-attr]
-            kept = self._flag(flag.group()) if flag else ""
-            pieces += [text[last:start], kept + self._dropped(text[after:end])]
-            last = pos = end
-        pieces.append(text[last:])
-        return "".join(pieces)
+        return self._scan(text, self._rules.first, self._first_at)
 
     def _second_pass(self, text: str) -> str:
-        rules = self._rules
+        return self._scan(text, self._rules.second, self._second_at)
+
+    @staticmethod
+    def _scan(text: str, finder: re.Pattern[str], act: _Act) -> str:
+        """`text` with each candidate `finder` finds handled by `act`: a replacement of
+        `text[start:end]`, or where to look next (nothing replaced)."""
         pieces: list[str] = []
         last = pos = 0
-        while (hit := rules.second.search(text, pos)) is not None:
-            index = hit.start()
-            sequence = self._emoji_around(text, index, last)
-            if sequence is not None:
-                start, end = sequence.span()
-                kept = self._emoji(sequence.group(), start)
-            else:
-                start, end = index, rules.contextual_run.match(text, index).end()  # type: ignore[union-attr]
-                if end - index > 1 or self._next_to_kept(text, index, end):
-                    # The first pass took every run; one still here is a `flag` channel's,
-                    # kept and counted there.
-                    pos = end
-                    continue
-                kept = self._single(text[index], index)
+        while (hit := finder.search(text, pos)) is not None:
+            step = act(text, hit.start(), last)
+            if isinstance(step, int):
+                pos = step
+                continue
+            start, end, kept = step
             pieces += [text[last:start], kept]
             last = pos = end
         pieces.append(text[last:])
         return "".join(pieces)
+
+    def _first_at(self, text: str, index: int, last: int) -> _Step:
+        sequence = self._emoji_around(text, index, last)
+        if sequence is not None:
+            return sequence.end()  # judged whole by the second pass
+        flag = self._flag_at(text, index - 1) if index > last else None
+        after = flag.end() if flag else index
+        # A `never` character, or a contextual one that begins a run: the run goes. What
+        # follows a flag's tags straight away is part of their run, not legitimate.
+        end = self._rules.active_run.match(text, after).end()  # type: ignore[union-attr]
+        kept = self._flag(flag.group()) if flag else ""
+        return (flag.start() if flag else index), end, kept + self._dropped(text[after:end])
+
+    def _second_at(self, text: str, index: int, last: int) -> _Step:
+        sequence = self._emoji_around(text, index, last)
+        if sequence is not None:
+            return sequence.start(), sequence.end(), self._emoji(sequence.group(), sequence.start())
+        end = self._rules.contextual_run.match(text, index).end()  # type: ignore[union-attr]
+        if end - index > 1 or self._next_to_kept(text, index, end):
+            # The first pass took every run; one still here is a `flag` channel's, kept and
+            # counted there.
+            return end
+        return index, end, self._single(text[index], index)
 
     def _emoji_around(self, text: str, index: int, floor: int) -> re.Match[str] | None:
         """The emoji ZWJ sequence the joiner or selector at `index` belongs to, if any: its

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._diagnostics import Diagnostic
 from ..._display import unsafe_characters, visible
-from ..._policy_schema import LEGACY_BOOLEAN_CHANNELS
+from ..._settings import LEGACY_BOOLEAN_CHANNELS
 from ..._yaml import DocumentPath, LoadedYaml
 
 _SHOWN = 5

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
-from visiongate.engine._display import json_text
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate, PolicyError
@@ -147,6 +146,8 @@ def output_directory(path: str | Path) -> Path:
 
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
+    from visiongate.engine._display import json_text
+
     print(json_text(document, indent=2))
 
 

@@ -15,7 +15,6 @@ from visiongate.cli._common import (
     print_json,
     target_model,
 )
-from visiongate.engine._display import visible
 
 if TYPE_CHECKING:
     from visiongate.engine import Decision, Gate, PolicyRef
@@ -110,6 +109,8 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
 
 def render_decision(decision: Decision) -> str:
     """A short human-readable form of a decision."""
+    from visiongate.engine._display import visible
+
     policy = decision.policy
     lines = [
         f"lane:    {decision.lane}",

@@ -25,7 +25,6 @@ from visiongate.cli._common import (
     guarded,
     write_output,
 )
-from visiongate.engine._display import json_text, one_line
 
 if TYPE_CHECKING:
     from visiongate.adapters._routed import RoutedResult
@@ -136,13 +135,15 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        fail(
-            args.command,
-            f"{name} answered with an error: {one_line(first, 200, unprintable='escape')}",
-        )
+        from visiongate.engine._display import one_line
+
+        said = one_line(first, 200, unprintable="escape")
+        fail(args.command, f"{name} answered with an error: {said}")
         return EXIT_USAGE
     return EXIT_OK
 
 
 def _json(value: Any) -> str:
+    from visiongate.engine._display import json_text
+
     return json_text(value, indent=2)
