@@ -32,6 +32,8 @@ SETTINGS = st.sampled_from(
         SanitizeSettings(bidi="keep", zero_width="flag"),
         SanitizeSettings(**dict.fromkeys(INVISIBLE_CHANNELS, "flag")),
         SanitizeSettings(tags="keep", variation_selectors="keep", fillers="flag"),
+        SanitizeSettings(**{**dict.fromkeys(INVISIBLE_CHANNELS, "keep"), "tags": "strip"}),
+        SanitizeSettings(**dict.fromkeys(INVISIBLE_CHANNELS, "keep")),
     ]
 )
 

@@ -38,6 +38,7 @@ __all__ = [
     "BLACK_FLAG",
     "CANCEL_TAG",
     "CONTEXTUAL",
+    "VARIATION_SELECTOR_16",
     "ZWJ",
     "channel_chars",
     "channel_of",
@@ -52,6 +53,8 @@ BLACK_FLAG: Final = "\U0001f3f4"
 CANCEL_TAG: Final = "\U000e007f"
 """Ends an emoji tag sequence."""
 ZWJ: Final = "\u200d"
+VARIATION_SELECTOR_16: Final = "\ufe0f"
+"""Emoji presentation: the selector emoji sequences use."""
 ZWNJ: Final = "\u200c"
 _MARKS: Final = "\u200e\u200f\u061c"
 """LRM, RLM, ALM: the bidi controls that cannot reorder a run by themselves."""

@@ -26,6 +26,7 @@ from ._invisible import (
     BLACK_FLAG,
     CANCEL_TAG,
     CONTEXTUAL,
+    VARIATION_SELECTOR_16,
     ZWJ,
     channel_chars,
     char_class,
@@ -50,7 +51,6 @@ __all__ = [
 # The fastest test for "any invisible character" there is: the regex module looks the
 # property up in its own tables, faster than `re` tests a class of ranges (bench_sanitize.py).
 _ANY_INVISIBLE: Final = regex.compile(r"\p{Default_Ignorable_Code_Point}")
-VARIATION_SELECTOR_16: Final = "\ufe0f"
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
@@ -68,11 +68,6 @@ class TextRules:
     """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
     active: re.Pattern[str]
     """One character of a channel that is not `keep`."""
-    active_chars: frozenset[str]
-    never_chars: frozenset[str]
-    """Active characters that have no legitimate use anywhere."""
-    contextual_chars: frozenset[str]
-    """Active characters that may be legitimate where they stand (`CONTEXTUAL`)."""
     flagged_chars: frozenset[str]
     """Characters of `flag` channels: kept by the first pass, not judged again."""
     first: re.Pattern[str]
@@ -124,9 +119,6 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         # `(?!)` never matches: with no allowed flag, every sequence is stripped.
         allowed_flags=re.compile("|".join(flags) or "(?!)"),
         active=_class(active),
-        active_chars=frozenset(map(chr, active)),
-        never_chars=frozenset(map(chr, never)),
-        contextual_chars=frozenset(map(chr, contextual)),
         flagged_chars=frozenset(
             chr(code)
             for channel, mode in modes.items()
@@ -138,10 +130,10 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         emoji_elements=frozenset(map(chr, bases | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)})),
         flag=re.compile(tags) if with_flags else None,
         emoji=re.compile(_emoji_sequence()) if with_emoji else None,
-        active_run=re.compile(f"[{char_class(active)}]*"),
-        contextual_run=re.compile(f"[{char_class(contextual) or '(?!)'}]+"),
+        active_run=re.compile(f"{_set(active)}*"),
+        contextual_run=re.compile(f"{_set(contextual)}+"),
         may_be_legitimate=_may_be_legitimate(modes, active),
-        bulk_run=re.compile(f"[{char_class(active) or '(?!)'}]+"),
+        bulk_run=re.compile(f"{_set(active)}+"),
         channel_runs=tuple(
             (channel, re.compile(f"[{char_class(channel_chars(channel))}]+"))
             for channel in _by_likelihood(active_channels)
@@ -155,18 +147,20 @@ def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[
     """A character the first pass acts on: one of `starts`, or a contextual character that
     begins a run (another active character follows). One class first, so `re` scans for it
     at C speed, and the rest is decided in C too."""
-    contextual = char_class(active & CONTEXTUAL)
-    either = char_class(starts | (active & CONTEXTUAL)) or "(?!)"
-    return re.compile(
-        f"[{either}](?:(?<=[{char_class(starts) or '(?!)'}])|(?=[{char_class(active) or '(?!)'}]))"
-        if contextual
-        else f"[{either}]"
-    )
+    contextual = active & CONTEXTUAL
+    either = _set(starts | contextual)
+    if not contextual:
+        return re.compile(either)
+    return re.compile(f"{either}(?:(?<={_set(starts)})|(?={_set(active)}))")
+
+
+def _set(codes: frozenset[int] | set[int]) -> str:
+    """A character class of `codes`; an empty set matches nothing (`(?!)`)."""
+    return f"[{char_class(codes)}]" if codes else "(?!)"
 
 
 def _class(codes: frozenset[int] | set[int]) -> re.Pattern[str]:
-    # One character class: `re` then scans for its first character at C speed.
-    return re.compile(f"[{char_class(codes) or '(?!)'}]")
+    return re.compile(_set(codes))
 
 
 def _emoji_sequence() -> str:

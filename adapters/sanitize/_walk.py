@@ -1,11 +1,10 @@
 """The walk over text that may hold legitimate invisible characters: two passes.
 
-The first pass strips every run of invisible characters that holds one with no legitimate use
-anywhere (the whole run: a joiner next to a hidden character is part of the payload), settles
-tag sequences, and steps over emoji ZWJ sequences. The second pass judges what is left: emoji
-ZWJ sequences (RGI or not), runs of two or more contextual characters (never legitimate) and
-single ones (legitimate in context, or not). A payload that lands inside an emoji sequence goes
-in the first pass, so the sequence is judged whole in the second.
+The first pass strips every run of two or more invisible characters (the whole run: a joiner
+next to a hidden character is part of the payload) and every one that is never legitimate,
+settles tag sequences, and steps over emoji ZWJ sequences. The second pass judges what is
+left, single characters and emoji ZWJ sequences (RGI or not), in the context the first pass
+left: a payload that lands inside an emoji sequence is gone, so the sequence is judged whole.
 
 Both passes look for their next candidate with one character class (a C-speed scan) and do
 Python work only there.
@@ -19,7 +18,14 @@ from typing import TYPE_CHECKING, Final
 
 from visiongate.engine._settings import INVISIBLE_CHANNELS
 
-from ._invisible import BLACK_FLAG, ZWJ, channel_of, emoji_zwj_sequences, is_legitimate_single
+from ._invisible import (
+    BLACK_FLAG,
+    VARIATION_SELECTOR_16,
+    ZWJ,
+    channel_of,
+    emoji_zwj_sequences,
+    is_legitimate_single,
+)
 
 if TYPE_CHECKING:
     from ._text import Counts, TextRules
@@ -41,7 +47,6 @@ KEPT_KIND: Final = {channel: f"{channel}_kept" for channel in INVISIBLE_CHANNELS
 """The kind for legitimate uses kept (for `tags`: whole flags)."""
 FLAGGED_KIND: Final = {channel: f"{channel}_flagged" for channel in INVISIBLE_CHANNELS}
 """The kind for characters a `flag` channel kept although they have no legitimate use."""
-_VARIATION_SELECTOR_16: Final = "\ufe0f"
 
 _Step = int | tuple[int, int, str]
 """What a pass does at a candidate: look on from there, or replace `text[start:end]`."""
@@ -116,7 +121,7 @@ class Walk:
         """The emoji ZWJ sequence the joiner or selector at `index` belongs to, if any: its
         elements before `index` are a base and at most a selector or skin tone."""
         rules = self._rules
-        if rules.emoji is None or text[index] not in (ZWJ, _VARIATION_SELECTOR_16):
+        if rules.emoji is None or text[index] not in (ZWJ, VARIATION_SELECTOR_16):
             return None
         # Nearest start first: a base right before, or a base and its selector or skin tone.
         for start in range(index - 1, max(floor, index - 3) - 1, -1):
@@ -154,14 +159,14 @@ class Walk:
     def _emoji(self, sequence: str, start: int) -> str:
         if sequence in emoji_zwj_sequences():
             self._add(KEPT_KIND["zero_width"], sequence.count(ZWJ))
-            self._add(KEPT_KIND["variation_selectors"], sequence.count(_VARIATION_SELECTOR_16))
+            self._add(KEPT_KIND["variation_selectors"], sequence.count(VARIATION_SELECTOR_16))
             return sequence
         # Not an RGI sequence: its joiners go, each selector is judged where it stands.
         out = []
         for offset, char in enumerate(sequence):
             if char == ZWJ:
                 out.append(self._dropped(char))
-            elif char == _VARIATION_SELECTOR_16:
+            elif char == VARIATION_SELECTOR_16:
                 out.append(self._single(char, start + offset))
             else:
                 out.append(char)
