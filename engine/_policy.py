@@ -10,7 +10,9 @@ from typing import Any, cast
 
 from ._diagnostics import Location
 from ._settings import (
+    INVISIBLE_CHANNELS,
     ExecutionSettings,
+    InvisibleMode,
     NativeSettings,
     SanitizeSettings,
     TextAction,
@@ -181,8 +183,17 @@ def build_sanitize(section: Mapping[str, Any]) -> SanitizeSettings:
     meta = section.get("meta", {})
     return SanitizeSettings(
         allowed_flag_tags=tuple(tags.get("allowed_flags", defaults.allowed_flag_tags)),
-        strip_bidi=bool(invisible.get("bidi", defaults.strip_bidi)),
-        strip_zero_width=bool(invisible.get("zero_width", defaults.strip_zero_width)),
+        **{channel: invisible_mode(invisible.get(channel)) for channel in INVISIBLE_CHANNELS},
         reserved_meta_labels=tuple(meta.get("reserved_labels", defaults.reserved_meta_labels)),
         reserved_meta_keys=tuple(meta.get("reserved_keys", defaults.reserved_meta_keys)),
     )
+
+
+def invisible_mode(value: object) -> InvisibleMode:
+    """A channel's mode as written: absent is `strip`; the legacy booleans map `true` to `strip`
+    and `false` to `keep` (what they meant; lint warns that they are deprecated)."""
+    if value is None or value is True:
+        return "strip"
+    if value is False:
+        return "keep"
+    return cast(InvisibleMode, value)

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._diagnostics import Diagnostic
+from ._settings import INVISIBLE_CHANNELS, INVISIBLE_MODES, LEGACY_BOOLEAN_CHANNELS
 from ._validate import as_list, recode, strip_text
 from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS, USER_ONLY
 
@@ -46,6 +47,12 @@ def _native_schema() -> dict[str, Any]:
         "embed_target_bytes": {"type": "integer", "min": 1},
         "max_edge_px": {"type": "integer", "min": 64, "max": 8000},
     }
+
+
+def _invisible_mode(channel: str) -> dict[str, Any]:
+    if channel in LEGACY_BOOLEAN_CHANNELS:
+        return {"type": ["string", "boolean"], "allowed": [*INVISIBLE_MODES, True, False]}
+    return {"type": "string", "allowed": list(INVISIBLE_MODES)}
 
 
 RULE_SCHEMA: dict[str, Any] = {
@@ -96,7 +103,7 @@ SANITIZE_SCHEMA: dict[str, Any] = {
     },
     "invisible": {
         "type": "dict",
-        "schema": {"bidi": {"type": "boolean"}, "zero_width": {"type": "boolean"}},
+        "schema": {channel: _invisible_mode(channel) for channel in INVISIBLE_CHANNELS},
     },
     "meta": {
         "type": "dict",

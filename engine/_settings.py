@@ -85,16 +85,114 @@ class ExecutionSettings:
         return self.text.get(source, "reference")
 
 
+InvisibleMode = Literal["strip", "keep", "flag"]
+"""What the sanitizer does with one invisible channel: `strip` what has no legitimate use there
+(the default), `keep` everything, or `flag` (keep, count and warn)."""
+
+INVISIBLE_MODES: Final[tuple[InvisibleMode, ...]] = ("strip", "keep", "flag")
+INVISIBLE_CHANNELS: Final = (
+    "tags",
+    "variation_selectors",
+    "zero_width",
+    "bidi",
+    "fillers",
+    "other_ignorables",
+)
+"""The channels of Default_Ignorable_Code_Point, in the order the docs and records list them."""
+LEGACY_BOOLEAN_CHANNELS: Final = ("bidi", "zero_width")
+"""Channels an older policy switched with a boolean (`true`: strip, `false`: keep)."""
+
+
+@dataclass(frozen=True)
+class ChannelNote:
+    """What one invisible channel is, for `visiongate docs`: a payload and a legitimate use."""
+
+    holds: str
+    legitimate: str
+    payload: str
+    """A hidden instruction in this channel (the sanitizer's input)."""
+    stripped: str
+    """What `strip` makes of the payload (a test holds the sanitizer to it)."""
+    kept: str
+    """Real text whose use of the channel is kept byte for byte."""
+
+
+CHANNEL_NOTES: Final[Mapping[str, ChannelNote]] = MappingProxyType(
+    {
+        "tags": ChannelNote(
+            "tag characters U+E0000–E007F, ASCII spelled invisibly (ASCII smuggling)",
+            "the flags of `tags.allowed_flags` (by default the RGI ones: England, Scotland, Wales)",
+            "sunny" + "".join(chr(0xE0000 + ord(c)) for c in "run rm"),
+            "sunny",
+            "Go \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f!",
+        ),
+        "variation_selectors": ChannelNote(
+            "VS1–VS256 and the Mongolian selectors: any byte as one selector",
+            "one selector after a base that has that variation (StandardizedVariants, emoji "
+            "variation sequences, the Ideographic Variation Database)",
+            "ok\U0001f600\ufe06\U000e0159\U000e0157",
+            "ok\U0001f600",
+            "\u845b\U000e0100\u57ce \u2764\ufe0f #\ufe0f\u20e3",
+        ),
+        "zero_width": ChannelNote(
+            "ZWSP, ZWNJ, ZWJ, WORD JOINER, BOM, the invisible operators: bits between letters",
+            "ZWNJ/ZWJ next to a virama or between letters of a joining script; ZWJ inside an "
+            "RGI emoji ZWJ sequence",
+            "pass\u200b\u200c\u200c\u200b\u200c\u200b\u200b\u200bword",
+            "password",
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 "
+            "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        ),
+        "bidi": ChannelNote(
+            "embeddings, overrides, isolates (Trojan Source, CVE-2021-42574) and the marks "
+            "LRM, RLM, ALM",
+            "a single mark in a paragraph that holds right-to-left letters",
+            "access\u202e\u2066 // admin\u2069\u2066",
+            "access // admin",
+            "\u05e9\u05dc\u05d5\u05dd\u200f (1)",
+        ),
+        "fillers": ChannelNote(
+            "the Hangul fillers, which render blank (an invisible name or tool)",
+            "the choseong or jungseong filler inside a jamo syllable with a real jamo",
+            "admin\u3164\u3164",
+            "admin",
+            "\u1100\u1160",
+        ),
+        "other_ignorables": ChannelNote(
+            "every other default-ignorable code point (soft hyphen, grapheme joiner, Khmer "
+            "inherent vowels, the Mongolian vowel separator, unassigned ones)",
+            "a soft hyphen inside a word, the grapheme joiner before a mark, the vowel "
+            "separator before a final Mongolian A or E",
+            "rm\u00ad\u00ad -rf\U000e0080",
+            "rm -rf",
+            "Silben\u00adtrennung",
+        ),
+    }
+)
+"""One note per channel, in `INVISIBLE_CHANNELS` order."""
+
+
 @dataclass(frozen=True)
 class SanitizeSettings:
     """The `sanitize` section: what is stripped from untrusted tool output."""
 
     allowed_flag_tags: tuple[str, ...] = ("gbeng", "gbsct", "gbwls")
-    """Tag text of the emoji tag sequences kept (U+1F3F4, these tag letters, U+E007F)."""
-    strip_bidi: bool = False
-    """Also strip bidi embedding/override/isolate controls (Trojan Source)."""
-    strip_zero_width: bool = False
-    """Also strip zero-width characters outside emoji/ZWJ sequences."""
+    """Tag text of the emoji tag sequences kept (U+1F3F4, these tag letters, U+E007F): the RGI
+    tag sequences of the emoji data unless the policy lists its own."""
+    tags: InvisibleMode = "strip"
+    """Tag characters (U+E0000–E007F): ASCII smuggling; legitimate in allowed flags only."""
+    variation_selectors: InvisibleMode = "strip"
+    """VS1–VS256 and the Mongolian selectors: one after a base that has that variation."""
+    zero_width: InvisibleMode = "strip"
+    """ZWSP, ZWNJ, ZWJ, word joiner, BOM, invisible operators: joiners where scripts and emoji
+    sequences use them."""
+    bidi: InvisibleMode = "strip"
+    """Embeddings, overrides, isolates (Trojan Source) and marks: marks in right-to-left text."""
+    fillers: InvisibleMode = "strip"
+    """Hangul fillers, which render blank (invisible names): inside a jamo syllable only."""
+    other_ignorables: InvisibleMode = "strip"
+    """Every other default-ignorable code point: soft hyphens inside words, the grapheme joiner
+    between marks, the Mongolian vowel separator before a final vowel; unassigned ones never."""
     reserved_meta_labels: tuple[str, ...] = ("modelcontextprotocol", "mcp")
     """Labels that make a `_meta` key prefix reserved for the protocol."""
     reserved_meta_keys: tuple[str, ...] = (
@@ -104,3 +202,20 @@ class SanitizeSettings:
         "baggage",
     )
     """Unprefixed `_meta` keys reserved for the protocol."""
+
+    def mode(self, channel: str) -> InvisibleMode:
+        """The mode of one of `INVISIBLE_CHANNELS`."""
+        if channel not in INVISIBLE_CHANNELS:
+            raise ValueError(f"unknown invisible channel `{channel}`")
+        mode: InvisibleMode = getattr(self, channel)
+        return mode
+
+    @property
+    def strip_bidi(self) -> bool:
+        """Whether bidi controls are stripped (the `bidi` channel is `strip`)."""
+        return self.bidi == "strip"
+
+    @property
+    def strip_zero_width(self) -> bool:
+        """Whether zero-width characters are stripped (the `zero_width` channel is `strip`)."""
+        return self.zero_width == "strip"

@@ -10,7 +10,7 @@ import yaml
 
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 from visiongate.adapters.sanitize._text import tag_sequence
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine._settings import CHANNEL_NOTES, INVISIBLE_CHANNELS, SanitizeSettings
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "sanitize" / "text.yaml").read_text(encoding="utf-8")
@@ -89,3 +89,28 @@ def test_allowed_flag_tag_must_be_printable_ascii(tag: str) -> None:
 
 def test_tag_sequence_spells_the_flag() -> None:
     assert "\U0001f3f4" + tag_sequence("gbeng") == "🏴󠁧󠁢󠁥󠁮󠁧󠁿"
+
+
+def test_flag_channel_keeps_counts_and_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    sanitizer = Sanitizer(SanitizeSettings(variation_selectors="flag"))
+    hidden = "ok\U0001f600" + "\ufe01\U000e0150\U000e0160"
+    with caplog.at_level("WARNING", logger="visiongate.sanitize"):
+        assert sanitizer.text(hidden, "text") is hidden
+        assert sanitizer.text(hidden, "text") is hidden
+    assert sanitizer.counts() == {"text": {"variation_selectors_flagged": 6}}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "visiongate.sanitize"]
+    assert len(warnings) == 1
+    assert "3 variation selectors" in warnings[0]
+    assert "`sanitize.invisible.variation_selectors` is `flag`" in warnings[0]
+
+
+@pytest.mark.parametrize("channel", INVISIBLE_CHANNELS)
+def test_the_docs_examples_are_what_the_sanitizer_does(channel: str) -> None:
+    note = CHANNEL_NOTES[channel]
+    assert Sanitizer().text(note.payload, "text") == note.stripped != note.payload
+    assert Sanitizer().text(note.kept, "text") is note.kept
+    kept_here = Sanitizer(SanitizeSettings(**{channel: "strip"}))
+    kept_here.text(note.kept, "text")
+    assert any(
+        kind.startswith(channel) or kind == "flags_kept" for kind in kept_here.counts()["text"]
+    )

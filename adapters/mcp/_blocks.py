@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
+from visiongate.engine._display import one_line
+
 from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
 from .._routed import mark_unverified_media, media_line
 from ..images import sniff_media_type
@@ -63,7 +65,6 @@ UserOnly = Literal["pass", "reference", "withhold"]
 _MEDIA_TYPE: Final = re.compile(
     r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
 )
-_LINE_BREAKS_AND_SPACES: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _FIELD_CHARS: Final = 200
 
 
@@ -319,8 +320,7 @@ def _shown_kind(declared: str | None, missing: str) -> str:
 def inline(text: str, limit: int = _FIELD_CHARS) -> str:
     """A server's string for a one-line note: line breaks and runs of space become one space,
     and it is clipped to `limit` characters (marked with an ellipsis)."""
-    squeezed = _LINE_BREAKS_AND_SPACES.sub(" ", text).strip()
-    return squeezed if len(squeezed) <= limit else squeezed[: limit - 1] + "…"
+    return one_line(text, limit, unprintable="space_controls")
 
 
 def _image_line(found: FoundImage) -> str:

@@ -1,7 +1,10 @@
-"""Cleaning untrusted tool output: invisible TAG smuggling, reserved MCP `_meta` keys.
+"""Cleaning untrusted tool output: invisible characters in six channels, reserved `_meta` keys.
 
 `Sanitizer` (`_sanitizer`) cleans text, JSON-like values and `_meta` mappings and tallies what
-it removed; `_text` holds the character rules, `_keys` the reserved-key test, `_mcp` walks the
+it removed and kept; `_invisible` is the model of invisible characters and their legitimate
+uses (its Unicode data in the generated `_invisible_data`), `_text` compiles a policy's modes
+and cleans one text (`_walk` where legitimate uses may stand), `_keys` holds the reserved-key
+test, `_mcp` walks the
 MCP tool result and `_listings` the tool, resource and prompt listings and protocol errors in
 the wire shape (whatever SDK made them), technical fields included. `_media` marks
 `MEDIA:` lines that are not the router's under every Unicode line-breaking rule (tables in

@@ -7,6 +7,7 @@ and shared, and its tally (what was stripped, per surface) goes into the decisio
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,9 @@ from ._keys import is_reserved_meta_key
 from ._text import Counts, clean_text, compile_text_rules
 
 __all__ = ["Sanitizer"]
+
+_LOG = logging.getLogger("visiongate.sanitize")
+_FLAGGED = "_flagged"
 
 
 class Sanitizer:
@@ -39,7 +43,8 @@ class Sanitizer:
         return self._settings
 
     def text(self, text: str, surface: str) -> str:
-        """`text` without tag characters (allowed flags excepted) and the optional controls."""
+        """`text` without the invisible characters the policy's channels strip; legitimate
+        uses (joiners in Persian, emoji sequences, allowed flags, ...) stay and are counted."""
         cleaned, counts = clean_text(text, self._rules)
         if counts:
             self._add(surface, counts)
@@ -132,7 +137,22 @@ class Sanitizer:
     def _add(self, surface: str, counts: Counts) -> None:
         kinds = self._tally.setdefault(surface, {})
         for kind, count in counts:
+            if kind.endswith(_FLAGGED) and kind not in kinds:
+                _warn_flagged(surface, kind, count)
             kinds[kind] = kinds.get(kind, 0) + count
+
+
+def _warn_flagged(surface: str, kind: str, count: int) -> None:
+    # Once per channel and surface of a decision: the record holds the running count.
+    channel = kind.removesuffix(_FLAGGED)
+    _LOG.warning(
+        "untrusted `%s` text holds %d %s character(s) with no legitimate use, kept because "
+        "`sanitize.invisible.%s` is `flag`",
+        surface,
+        count,
+        channel.replace("_", " "),
+        channel,
+    )
 
 
 def _json_serializable(value: Any) -> bool:

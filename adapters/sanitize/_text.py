@@ -1,25 +1,45 @@
-"""Character-level cleaning of untrusted text: tag characters, optionally bidi and zero-width.
+"""Character-level cleaning of untrusted text: every invisible channel, per the policy's modes.
 
 `clean_text` is a pure function of the text and the compiled rules; it returns the cleaned text
-and what it removed. `Sanitizer` (in `_sanitize.py`) adds the tally per surface.
+and what it removed, kept as legitimate, or flagged. `Sanitizer` (in `_sanitizer.py`) adds the
+tally per surface. What counts as invisible and as legitimate is `_invisible`'s model.
+
+The work is shaped by what real text holds. Text with no invisible character at all (nearly
+all of it) costs one search. Text whose invisible characters can have no legitimate use there
+(smuggled runs, a payload woven between letters) is cleaned in bulk, at C speed. Only text with
+a character that may be legitimate (a joiner, a selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from visiongate.engine._settings import SanitizeSettings
+import regex
+
+from visiongate.engine._settings import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
+
+from ._invisible import (
+    BLACK_FLAG,
+    CANCEL_TAG,
+    CONTEXTUAL,
+    VARIATION_SELECTOR_16,
+    ZWJ,
+    channel_chars,
+    char_class,
+    table_codes,
+)
+from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
 
 __all__ = [
-    "BIDI_CONTROLS",
     "BLACK_FLAG",
     "CANCEL_TAG",
-    "JOINERS",
-    "ZERO_WIDTH",
+    "FLAGGED_KIND",
+    "KEPT_KIND",
+    "REMOVED_KIND",
     "Counts",
     "TextRules",
     "clean_text",
@@ -27,62 +47,52 @@ __all__ = [
     "tag_sequence",
 ]
 
-BLACK_FLAG: Final = "\U0001f3f4"
-"""WAVING BLACK FLAG, the base of every valid emoji tag sequence (UTS #51 Annex C)."""
-CANCEL_TAG: Final = "\U000e007f"
-"""Ends an emoji tag sequence."""
 
-BIDI_CONTROLS: Final = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-"""Embeddings, overrides and isolates: the nine controls Trojan Source (CVE-2021-42574) abuses.
-
-The implicit marks LRM, RLM and ALM (U+200E, U+200F, U+061C) are not here: they cannot reorder
-a run by themselves, and right-to-left text needs them to place punctuation correctly.
-"""
-ZERO_WIDTH: Final = "\u200b\u2060\u2061\u2062\u2063\u2064\ufeff"
-"""Removed wherever they stand: ZWSP, word joiner, invisible math operators, BOM/ZWNBSP."""
-JOINERS: Final = "\u200c\u200d"
-"""ZWNJ and ZWJ: kept where a script or an emoji sequence needs them (see `_joiner_is_needed`)."""
-
-_TAG_RUN: Final = re.compile("[\U000e0000-\U000e007f]+")
-_FLAG_THEN_TAG: Final = re.compile("\U0001f3f4[\U000e0000-\U000e007f]")
-_BIDI_RUN: Final = re.compile(f"[{BIDI_CONTROLS}]+")
-_ZERO_WIDTH_RUN: Final = re.compile(f"[{ZERO_WIDTH}]+")
-_JOINER: Final = re.compile(f"[{JOINERS}]")
-# UTF-16 writes every tag character as a surrogate pair whose high half is U+DB40.
-_TAG_HIGH_SURROGATE: Final = "\udb40".encode("utf-16-le", "surrogatepass")
-_VIRAMA: Final = 9
-"""Canonical combining class of virama signs."""
-
-# Scripts whose letters join or form conjuncts, where ZWNJ/ZWJ change the rendered word
-# (Persian "می‌خواهم", Devanagari half forms): Arabic and its supplements, Syriac, N'Ko,
-# Mandaic, the Brahmic blocks from Devanagari to Sinhala, Mongolian, Phags-pa, Arabic
-# presentation forms, Hanifi Rohingya and the Sogdian/Old Uyghur group. Other Brahmic scripts
-# are covered by the virama rule.
-_JOINING_SCRIPT_RANGES: Final = (
-    (0x0600, 0x08FF),
-    (0x0900, 0x0DFF),
-    (0x1800, 0x18AF),
-    (0xA840, 0xA87F),
-    (0xFB50, 0xFDFF),
-    (0xFE70, 0xFEFF),
-    (0x10D00, 0x10D3F),
-    (0x10F30, 0x10FFF),
-)
+# The fastest test for "any invisible character" there is: the regex module looks the
+# property up in its own tables, faster than `re` tests a class of ranges (bench_sanitize.py).
+_ANY_INVISIBLE: Final = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+_SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
+_TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
+_ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
 
 Counts = tuple[tuple[str, int], ...]
-"""What one call removed or kept, as (kind, count) pairs with count > 0."""
+"""What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
 
 
 @dataclass(frozen=True)
 class TextRules:
     """The compiled text part of the `sanitize` settings."""
 
-    allowed_flags_pattern: re.Pattern[str]
-    """Matches an allowed flag whole (U+1F3F4, its tag characters, CANCEL TAG), as a group."""
-    strip_bidi: bool
-    strip_zero_width: bool
-    optional_chars: str
-    """The bidi and zero-width characters switched on, for the fast check."""
+    modes: dict[str, InvisibleMode]
+    allowed_flags: re.Pattern[str]
+    """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
+    active: re.Pattern[str]
+    """One character of a channel that is not `keep`."""
+    flagged_chars: frozenset[str]
+    """Characters of `flag` channels: kept by the first pass, not judged again."""
+    first: re.Pattern[str]
+    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
+    second: re.Pattern[str]
+    """Where the second pass looks: a contextual character."""
+    emoji_elements: frozenset[str]
+    """What an emoji ZWJ sequence is made of besides its joiners."""
+    flag: re.Pattern[str] | None
+    emoji: re.Pattern[str] | None
+    active_run: re.Pattern[str]
+    contextual_run: re.Pattern[str]
+    may_be_legitimate: re.Pattern[str] | None
+    """A character that may be a legitimate use (or a flag's base); None when the text can
+    never be cleaned in bulk (a channel is `flag`)."""
+    bulk_run: re.Pattern[str]
+    channel_runs: tuple[tuple[str, re.Pattern[str]], ...]
+    """Per active channel, a run of its characters: counts what bulk cleaning removed."""
+    everything_active: bool
+    strip_tags: bool
+
+    @property
+    def inert(self) -> bool:
+        """Whether every channel is `keep`: nothing to look at."""
+        return not self.channel_runs
 
 
 def tag_sequence(tag_text: str) -> str:
@@ -95,119 +105,131 @@ def tag_sequence(tag_text: str) -> str:
 @lru_cache(maxsize=16)
 def compile_text_rules(settings: SanitizeSettings) -> TextRules:
     """Compile once per settings value; a `Sanitizer` per decision then costs nothing."""
-    optional = (BIDI_CONTROLS if settings.strip_bidi else "") + (
-        ZERO_WIDTH + JOINERS if settings.strip_zero_width else ""
-    )
+    modes = {channel: settings.mode(channel) for channel in INVISIBLE_CHANNELS}
+    active_channels = [channel for channel, mode in modes.items() if mode != "keep"]
+    active = frozenset().union(*(channel_chars(channel) for channel in active_channels))
+    never, contextual = active - CONTEXTUAL, active & CONTEXTUAL
     flags = [re.escape(BLACK_FLAG + tag_sequence(tag)) for tag in settings.allowed_flag_tags]
+    tags = f"{re.escape(BLACK_FLAG)}[{char_class(channel_chars('tags'))}]+"
+    with_flags = modes["tags"] != "keep"
+    with_emoji = modes["zero_width"] != "keep"
+    bases = table_codes("emoji.zwj_elements") - _SKIN_TONES if with_emoji else frozenset()
     return TextRules(
+        modes=modes,
         # `(?!)` never matches: with no allowed flag, every sequence is stripped.
-        allowed_flags_pattern=re.compile(f"({'|'.join(flags) or '(?!)'})"),
-        strip_bidi=settings.strip_bidi,
-        strip_zero_width=settings.strip_zero_width,
-        optional_chars=optional,
+        allowed_flags=re.compile("|".join(flags) or "(?!)"),
+        active=_class(active),
+        flagged_chars=frozenset(
+            chr(code)
+            for channel, mode in modes.items()
+            if mode == "flag"
+            for code in channel_chars(channel)
+        ),
+        first=_first_finder(never, active),
+        second=_class(contextual),
+        emoji_elements=frozenset(map(chr, bases | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)})),
+        flag=re.compile(tags) if with_flags else None,
+        emoji=re.compile(_emoji_sequence()) if with_emoji else None,
+        active_run=re.compile(f"{_set(active)}*"),
+        contextual_run=re.compile(f"{_set(contextual)}+"),
+        may_be_legitimate=_may_be_legitimate(modes, active),
+        bulk_run=re.compile(f"{_set(active)}+"),
+        channel_runs=tuple(
+            (channel, re.compile(f"[{char_class(channel_chars(channel))}]+"))
+            for channel in _by_likelihood(active_channels)
+        ),
+        everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
+        strip_tags=modes["tags"] == "strip",
     )
+
+
+def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
+    """A character the first pass acts on: one of `starts`, or a contextual character that
+    begins a run (another active character follows). One class first, so `re` scans for it
+    at C speed, and the rest is decided in C too."""
+    contextual = active & CONTEXTUAL
+    either = _set(starts | contextual)
+    if not contextual:
+        return re.compile(either)
+    return re.compile(f"{either}(?:(?<={_set(starts)})|(?={_set(active)}))")
+
+
+def _set(codes: frozenset[int] | set[int]) -> str:
+    """A character class of `codes`; an empty set matches nothing (`(?!)`)."""
+    return f"[{char_class(codes)}]" if codes else "(?!)"
+
+
+def _class(codes: frozenset[int] | set[int]) -> re.Pattern[str]:
+    return re.compile(_set(codes))
+
+
+def _emoji_sequence() -> str:
+    """Emoji ZWJ sequence elements (a base, then VS16 or a skin tone) joined by single ZWJs."""
+    base = char_class(table_codes("emoji.zwj_elements") - _SKIN_TONES)
+    tone = char_class(_SKIN_TONES)
+    element = f"[{base}](?:{re.escape(VARIATION_SELECTOR_16)}|[{tone}])?"
+    return f"{element}(?:{ZWJ}{element})+"
+
+
+def _may_be_legitimate(
+    modes: dict[str, InvisibleMode], active: frozenset[int]
+) -> re.Pattern[str] | None:
+    if "flag" in modes.values():
+        return None
+    contextual = char_class(CONTEXTUAL & active)
+    flag = re.escape(BLACK_FLAG) if modes["tags"] == "strip" else ""
+    return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
+
+
+def _by_likelihood(channels: Iterable[str]) -> list[str]:
+    order = ("tags", "zero_width", "variation_selectors", "bidi", "fillers", "other_ignorables")
+    return sorted(channels, key=order.index)
 
 
 def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
     """Strip what `rules` forbid; `text` itself comes back when nothing was removed."""
-    if text.isascii():
+    if text.isascii() or rules.inert:
         return text, ()
-    may_hold_tags = _may_hold_tags(text)
-    if not may_hold_tags and not any(char in text for char in rules.optional_chars):
+    finder = _ANY_INVISIBLE if rules.everything_active else rules.active
+    first = finder.search(text)
+    if first is None:
         return text, ()
+    bulk = rules.may_be_legitimate is not None
+    if bulk and rules.strip_tags and _TAG_FIRST <= first.group() <= _TAG_LAST:
+        # Tag characters first: most likely ASCII smuggling, settled without another scan.
+        ascii_only = _ascii_once_tags_go(text)
+        if ascii_only is not None:
+            return ascii_only
+    if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
+        return _bulk(text, rules)
+    return Walk(text, rules).run()
+
+
+def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
+    """Every active character goes: none of them can be legitimate here."""
+    removed = "".join(rules.bulk_run.findall(text))
+    if not removed:
+        return text, ()
+    return rules.bulk_run.sub("", text), _channel_counts(removed, rules)
+
+
+def _ascii_once_tags_go(text: str) -> tuple[str, Counts] | None:
+    # The classic smuggling: ASCII prose with tag characters in it. Encoding to ASCII with
+    # `ignore` drops them at C speed; it is right when they are all that is not ASCII.
+    if _ASCII_AND_TAGS.fullmatch(text) is None:
+        return None
+    kept = text.encode("ascii", "ignore")
+    return kept.decode("ascii"), (("tag_chars", len(text) - len(kept)),)
+
+
+def _channel_counts(removed: str, rules: TextRules) -> Counts:
     counts: list[tuple[str, int]] = []
-    cleaned = _strip_tags(text, rules, counts) if may_hold_tags else text
-    if rules.strip_bidi:
-        cleaned = _strip_run(cleaned, _BIDI_RUN, "bidi_controls", counts)
-    if rules.strip_zero_width:
-        cleaned = _strip_zero_width(cleaned, counts)
-    # Only removals happen above, so an equal length means an equal string.
-    return (text if len(cleaned) == len(text) else cleaned), tuple(counts)
-
-
-def _may_hold_tags(text: str) -> bool:
-    # Encoding is a C-speed copy and the bytes search is memchr-fast: on text without astral
-    # characters (accents, curly quotes, CJK) this decides many times faster than a regex scan.
-    # A hit at an odd offset or a lone surrogate is a false alarm that only costs the exact pass.
-    encoded = text.encode("utf-16-le", "surrogatepass")
-    return len(encoded) != 2 * len(text) and _TAG_HIGH_SURROGATE in encoded
-
-
-def _strip_tags(text: str, rules: TextRules, counts: list[tuple[str, int]]) -> str:
-    if BLACK_FLAG not in text:
-        return _strip_run(text, _TAG_RUN, "tag_chars", counts)
-    # Split around the allowed flags (kept whole) and strip every tag run in between, so the
-    # work in Python is per allowed flag, not per tag run.
-    pieces = rules.allowed_flags_pattern.split(text)
-    pieces[::2] = [_TAG_RUN.sub("", piece) for piece in pieces[::2]]
-    cleaned = "".join(pieces)
-    kept = len(pieces) // 2
-    # Any other flag followed by tags is a payload framed like a flag: its tags went above,
-    # the black flag stays.
-    smuggled = len(_FLAG_THEN_TAG.findall(text)) - kept
-    _count(counts, "tag_chars", len(text) - len(cleaned))
-    _count(counts, "smuggled_flags", smuggled)
-    _count(counts, "flags_kept", kept)
-    return cleaned
-
-
-def _strip_zero_width(text: str, counts: list[tuple[str, int]]) -> str:
-    # Joiners are judged on the text left after the unconditional removals, so a kept joiner's
-    # neighbours survive too and a second pass keeps it again (idempotence).
-    without = _ZERO_WIDTH_RUN.sub("", text)
-    if any(joiner in without for joiner in JOINERS):
-        without = _JOINER.sub(_joiner_replacement, without)
-    _count(counts, "zero_width", len(text) - len(without))
-    return without
-
-
-def _joiner_replacement(match: re.Match[str]) -> str:
-    return match.group() if _joiner_is_needed(match.string, match.start()) else ""
-
-
-def _joiner_is_needed(text: str, index: int) -> bool:
-    """ZWJ/ZWNJ at `index` is kept after a virama, inside an emoji ZWJ sequence, or between
-    letters of a joining script; the virama case is IDNA's CONTEXTJ rule (RFC 5892 A.1/A.2)."""
-    before = text[index - 1] if index else ""
-    after = text[index + 1 : index + 2]
-    if not before:
-        return False
-    if unicodedata.combining(before) == _VIRAMA:
-        return True
-    if not after:
-        return False
-    if text[index] == "\u200d" and _ends_emoji(before) and _is_pictographic(after):
-        return True
-    return _joining_script_letter(before) and _joining_script_letter(after)
-
-
-def _is_pictographic(char: str) -> bool:
-    # Python's Unicode tables lack Extended_Pictographic; symbols (So), the pictographic planes
-    # (so emoji newer than those tables still count) and LEFT RIGHT ARROW (Sm, used in 🙂‍↔️)
-    # cover every RGI ZWJ sequence.
-    code = ord(char)
-    return 0x1F000 <= code <= 0x1FAFF or code == 0x2194 or unicodedata.category(char) == "So"
-
-
-def _ends_emoji(char: str) -> bool:
-    """Whether an emoji ends in `char`: a pictograph, a skin-tone modifier or VS16."""
-    return char == "\ufe0f" or _is_pictographic(char)
-
-
-def _joining_script_letter(char: str) -> bool:
-    code = ord(char)
-    in_script = any(low <= code <= high for low, high in _JOINING_SCRIPT_RANGES)
-    return in_script and unicodedata.category(char)[0] in "LM"
-
-
-def _strip_run(
-    text: str, pattern: re.Pattern[str], kind: str, counts: list[tuple[str, int]]
-) -> str:
-    cleaned = pattern.sub("", text)
-    _count(counts, kind, len(text) - len(cleaned))
-    return cleaned
-
-
-def _count(counts: list[tuple[str, int]], kind: str, count: int) -> None:
-    if count:
-        counts.append((kind, count))
+    remaining = removed
+    for channel, run in rules.channel_runs:
+        if not remaining:
+            break
+        rest = run.sub("", remaining)
+        if len(rest) != len(remaining):
+            counts.append((REMOVED_KIND[channel], len(remaining) - len(rest)))
+        remaining = rest
+    return tuple(counts)

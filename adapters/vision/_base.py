@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from visiongate._errors import VisiongateError
+from visiongate.engine._display import one_line as squeeze
 
 _DATA_URL: Final = re.compile(r"data:[\w.+-]*/[\w.+-]*;base64,[A-Za-z0-9+/=_-]*")
 _BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/=_-]{64,}")
-_WHITESPACE: Final = re.compile(r"\s+")
+_IMAGE_DATA: Final = ((_DATA_URL, "data:(redacted)"), (_BASE64_RUN, "(redacted)"))
 
 
 class VisionUnavailable(VisiongateError):
@@ -92,12 +93,7 @@ def one_line(text: str, limit: int = 200) -> str:
     Error bodies from servers sometimes echo the request, data URL included; this keeps
     such echoes (and thus pixels) out of reasons that reach the model.
     """
-    text = redact_data_urls(text)
-    text = _BASE64_RUN.sub("(redacted)", text)
-    text = _WHITESPACE.sub(" ", text).strip()
-    if len(text) > limit:
-        return text[: limit - 1].rstrip() + "…"
-    return text
+    return squeeze(text, limit, redact=_IMAGE_DATA)
 
 
 def clip_text(text: str, limit: int) -> str:

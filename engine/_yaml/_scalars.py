@@ -14,6 +14,7 @@ from yaml.resolver import Resolver
 from visiongate._errors import VisiongateError
 
 from .._diagnostics import Diagnostic, Location
+from .._display import one_line
 
 DocumentPath = tuple[str | int, ...]
 
@@ -65,8 +66,8 @@ def shown(value: object, limit: int = 60) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         # Invisible and control characters are shown as escapes, never passed through.
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in value[: limit * 2])
-    elif value is None:
+        return one_line(value, limit, unprintable="escape", backticks=True)
+    if value is None:
         text = "null"
     else:
         # reprlib stops at a few levels and items: a huge nested value is never rendered whole.
@@ -74,8 +75,7 @@ def shown(value: object, limit: int = 60) -> str:
         bounded.maxlevel, bounded.maxlist, bounded.maxdict = 3, 6, 4
         bounded.maxstring = bounded.maxother = limit
         text = bounded.repr(value)
-    text = " ".join(text.split()).replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit, unprintable="escape", backticks=True)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from .._display import one_line
 from .._files import replace_file
 from ._keys import model_id, provider_key, route_key
 
@@ -54,8 +55,7 @@ def default_routes_path() -> Path:
 
 def clean_detail(text: str) -> str:
     """Evidence as one short line with image data and anything key-shaped removed."""
-    line = " ".join(_SECRETS.sub("(redacted)", str(text)).split())
-    return line if len(line) <= _DETAIL_LIMIT else line[: _DETAIL_LIMIT - 1] + "…"
+    return one_line(str(text), _DETAIL_LIMIT, redact=((_SECRETS, "(redacted)"),))
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ Here "more permissive" means pixels reach the model in more cells.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from .._compile import CellVerdict
+from .._display import json_text, visible
 from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy
 from .._vocabulary import SOURCES, Cell, all_cells, format_cell
@@ -163,7 +163,7 @@ def render_text(diff: PolicyDiff) -> str:
         lines.append(f"settings ({len(diff.setting_changes)}):")
         lines += [f"  {key}: {before} -> {after}" for key, before, after in diff.setting_changes]
     lines.append(diff.summary())
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def render_json(diff: PolicyDiff) -> str:
@@ -191,4 +191,4 @@ def render_json(diff: PolicyDiff) -> str:
         ],
         "summary": diff.summary(),
     }
-    return json.dumps(document, indent=2)
+    return json_text(document, indent=2)

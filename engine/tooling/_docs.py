@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._display import visible
 from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy, condition_matches
-from .._settings import NativeSettings
+from .._settings import CHANNEL_NOTES, INVISIBLE_CHANNELS, NativeSettings
 from .._vocabulary import CELL_COUNT, FACT_NAMES, FACTS, LANGUAGE_VERSION, SOURCES, Cell, all_cells
 from .._yaml import read_source_file
 from .pictures import render_table_picture
@@ -227,18 +228,30 @@ def _sanitize(policy: Policy) -> list[str]:
     def listed(items: Sequence[str]) -> str:
         return ", ".join(_code(item) for item in items) or "none"
 
-    return [
+    lines = [
         "## Sanitize",
         "",
         "| setting | value |",
         "|---|---|",
         f"| emoji tag sequences kept | {listed(settings.allowed_flag_tags)} |",
-        f"| strip bidi controls | {str(settings.strip_bidi).lower()} |",
-        f"| strip zero-width characters | {str(settings.strip_zero_width).lower()} |",
         f"| reserved `_meta` labels | {listed(settings.reserved_meta_labels)} |",
         f"| reserved `_meta` keys | {listed(settings.reserved_meta_keys)} |",
         "",
+        "Invisible channels (`sanitize.invisible`): `strip` removes what has no legitimate use "
+        "there, `keep` leaves everything, `flag` keeps it, counts it and warns. Examples are "
+        "shown with escapes; what `strip` makes of them is in the last column.",
+        "",
+        "| channel | mode | holds | legitimate (kept) | example payload | stripped |",
+        "|---|---|---|---|---|---|",
     ]
+    for channel in INVISIBLE_CHANNELS:
+        note = CHANNEL_NOTES[channel]
+        lines.append(
+            f"| `{channel}` | {settings.mode(channel)} | {note.holds} | {note.legitimate}: "
+            f"{_code(visible(note.kept))} | {_code(visible(note.payload))} | "
+            f"{_code(visible(note.stripped))} |"
+        )
+    return [*lines, ""]
 
 
 def _lint(policy: Policy) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._display import visible
 from .._load import CompiledPolicy
 from .._policy import Rule, unmet_fact
 from .._vocabulary import FACT_NAMES, FACTS, Cell, all_cells, cell_facts
@@ -64,7 +65,7 @@ def render_table(compiled: CompiledPolicy) -> str:
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
     native = sum(verdict.lane == "native" for verdict in compiled.table.values())
     lines.append(f"{native} cell(s) native, {len(rows) - native} text")
-    return "\n".join(line.rstrip() for line in lines)
+    return "\n".join(visible(line.rstrip()) for line in lines)
 
 
 def first_failed_condition(rule: Rule, cell: Cell) -> str | None:
@@ -107,4 +108,4 @@ def explain_cell(compiled: CompiledPolicy, cell: Cell) -> str:
         lines.append(f"  {rule.id:<{width}}  {status}")
     if verdict.rule is None:
         lines.append(f"  no rule matched: default lane `{policy.default}`")
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._display import visible
 from ..._vocabulary import FACT_NAMES
 from ._policies import Standing, policy_status
 from ._read import TraceRecord
@@ -149,4 +150,4 @@ def explain_record(record: TraceRecord, policy_override: str | None = None) -> s
             "were attached (the mode or the policy allowed it)."
         )
     lines += [_matched(record), _policy(record, policy_override), *_sections(record)]
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from ..._display import json_text, visible
 from ._policies import Standing
 from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, policy_label
 
@@ -85,7 +85,7 @@ def render_text(result: AuditResult) -> str:
             f"{result.unconfirmed_native.count} native for unconfirmed models, "
             f"{result.malformed.count} malformed (details without --group-by)"
         )
-        return "\n".join([*lines, *_group_text(result), findings, *_problems(result)])
+        return _shown([*lines, *_group_text(result), findings, *_problems(result)])
     lines += [
         f"lanes:    {_counts(result.counts('lane'), total)}",
         f"rules:    {_counts(result.counts('rule'), total)}",
@@ -114,7 +114,12 @@ def render_text(result: AuditResult) -> str:
     for title, numbers in (("execution", result.execution), ("sanitizer", result.sanitizer)):
         if numbers:
             lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
-    return "\n".join(lines + _problems(result))
+    return _shown(lines + _problems(result))
+
+
+def _shown(lines: list[str]) -> str:
+    # Trace fields are whoever wrote the trace's words: a line cannot hold a control.
+    return "\n".join(visible(line) for line in lines)
 
 
 def _problems(result: AuditResult) -> list[str]:
@@ -157,7 +162,7 @@ def _group_text(result: AuditResult) -> list[str]:
 def render_csv(result: AuditResult) -> str:
     """`--group-by`: one row per group; otherwise `dimension,value,decisions` rows."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = _VisibleWriter(csv.writer(buffer, lineterminator="\n"))
     if result.group_by:
         writer.writerows(_group_table(result))
         return buffer.getvalue().rstrip("\n")
@@ -172,6 +177,20 @@ def render_csv(result: AuditResult) -> str:
     ):
         writer.writerow(["finding", name, finding.count])
     return buffer.getvalue().rstrip("\n")
+
+
+class _VisibleWriter:
+    """A CSV writer whose cells go through `visible`: a spreadsheet is read by a person too."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._writer.writerow([visible(cell) if isinstance(cell, str) else cell for cell in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
 
 
 def _samples(finding: Finding) -> dict[str, Any]:
@@ -233,4 +252,4 @@ def render_json(result: AuditResult) -> str:
         "first": [vars(item) for item in result.malformed_lines],
     }
     document["input_errors"] = list(result.input_errors)
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json_text(document, indent=2)

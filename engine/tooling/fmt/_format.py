@@ -18,6 +18,7 @@ from typing import Any, Literal
 from visiongate._errors import VisiongateError
 
 from ..._diagnostics import Diagnostic
+from ..._display import one_line
 from ..._yaml import load_yaml
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree
@@ -79,8 +80,8 @@ def _load(text: str, label: str) -> Any:
     try:
         return _yaml().load(text)
     except YAMLError as error:
-        first = " ".join(str(error).split())
-        raise FormatError(f"`{label}` is not valid YAML: {first[:300]}") from None
+        first = one_line(str(error), 300)
+        raise FormatError(f"`{label}` is not valid YAML: {first}") from None
 
 
 def _dump(document: Any, explicit_start: bool) -> str:

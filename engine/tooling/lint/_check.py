@@ -22,6 +22,7 @@ from ._codes import LINT_CODES, lint_code
 from ._ignore import Suppressed, apply_ignores, parse_ignores
 from ._source import boolean_words, lint_settings, unquoted_version
 from ._table import table_diagnostics
+from ._text_fields import deprecated_settings, invisible_text
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def _findings(
     if loaded.data is not None:
         extra += boolean_words(loaded, found)
         extra += unquoted_version(loaded)
+        extra += deprecated_settings(loaded) + invisible_text(loaded)
     return found + extra
 
 

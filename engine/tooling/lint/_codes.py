@@ -43,6 +43,10 @@ _CODES: Final[tuple[LintCode, ...]] = (
     _load("too-large", "file", "a file, string, list or number past its size bound"),
     LintCode("yaml-boolean-word", "warning", "yaml", "a boolean setting written as yes/no/on/off"),
     LintCode("unquoted-version", "warning", "yaml", "`version` written as a number, not a string"),
+    LintCode("invisible-character", "warning", "text", "invisible or control characters in text"),
+    LintCode(
+        "deprecated-setting", "warning", "schema", "an older spelling of a setting, still read"
+    ),
     # The schema and the vocabulary.
     _load("missing-key", "schema", "a required key is missing"),
     _load("unknown-key", "schema", "a key the policy language does not define"),

@@ -8,7 +8,6 @@ same diagnostics as human, plain or JSON output; Regal adds `github` and `sarif`
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +15,7 @@ from urllib.parse import quote
 from visiongate import __version__
 
 from ..._diagnostics import SEVERITY_RANK, Diagnostic
+from ..._display import json_text, visible_lines
 from .._junit import Case, Problem, Suite, render_junit
 from ._check import FileReport, LintReport
 from ._codes import LINT_CODES, docs_path, lint_code
@@ -58,7 +58,7 @@ def render_text(report: LintReport) -> str:
         f"{diagnostic.render()}\n  rule: `visiongate rule {diagnostic.code}`"
         for diagnostic in report.diagnostics
     ]
-    return "\n".join([*blocks, _summary_line(report), *_fmt_line(report)])
+    return visible_lines("\n".join([*blocks, _summary_line(report), *_fmt_line(report)]))
 
 
 def _suppressed_dict(item: Suppressed) -> dict[str, object]:
@@ -86,7 +86,7 @@ def render_json(report: LintReport) -> str:
             for item in report.files
         ],
     }
-    return json.dumps(document, indent=2)
+    return json_text(document, indent=2)
 
 
 def _escape_data(text: str) -> str:
@@ -229,7 +229,7 @@ def render_sarif(report: LintReport, docs_url: str | None = None) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2)
+    return json_text(log, indent=2)
 
 
 def _junit_case(item: FileReport, diagnostic: Diagnostic) -> Case:

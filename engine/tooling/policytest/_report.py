@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..._display import json_text, visible_lines
 from ..._vocabulary import CELL_COUNT, all_cells, format_cell
 from .._discover import display_path, find_tests
 from .._project import Project, find_project
@@ -170,7 +170,7 @@ def render_text(run: TestRun, verbose: bool = False) -> str:
     if run.selected:
         summary += f" (cases matching `{run.selected}`; file coverage minimums not checked)"
     lines.append(f"{summary} in {len(run.files)} file(s)")
-    return "\n".join(lines)
+    return visible_lines("\n".join(lines))
 
 
 def _outcome_dict(outcome: CaseOutcome) -> dict[str, Any]:
@@ -202,4 +202,4 @@ def render_json(run: TestRun) -> str:
         "coverage": [c.as_dict() for c in run.coverage],
         "coverage_problems": list(run.coverage_problems),
     }
-    return json.dumps(document, indent=2)
+    return json_text(document, indent=2)

@@ -17,7 +17,6 @@ full disk are handled for every command by `visiongate.cli.main`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -173,7 +172,9 @@ def output_directory(path: str | Path) -> Path:
 
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
-    print(json.dumps(document, indent=2, ensure_ascii=False))
+    from visiongate.engine._display import json_text
+
+    print(json_text(document, indent=2))
 
 
 def add_format_arguments(

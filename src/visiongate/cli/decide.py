@@ -64,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
             print()
             print(explain_cell(gate.compiled, decision.cell))
+    from visiongate.engine._display import visible
+
     for warning in decision.warnings:  # a typo or a clamp is said where a person looks
-        print(f"visiongate decide: {_warning(warning)}", file=sys.stderr)
+        print(f"visiongate decide: {visible(_warning(warning))}", file=sys.stderr)
     return _config_errors(gate)
 
 
@@ -108,6 +110,8 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
 
 def render_decision(decision: Decision) -> str:
     """A short human-readable form of a decision."""
+    from visiongate.engine._display import visible
+
     policy = decision.policy
     lines = [
         f"lane:    {decision.lane}",
@@ -122,7 +126,7 @@ def render_decision(decision: Decision) -> str:
     lines.append(
         f"policy:  {policy.name} {policy.version} (sha256 {policy.sha256[:12]}, {_where(policy)})"
     )
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def _warning(text: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import json
 import mimetypes
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,10 +135,15 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        fail(command_label(args), f"{name} answered with an error: {first[:200]}")
+        from visiongate.engine._display import one_line
+
+        said = one_line(first, 200, unprintable="escape")
+        fail(command_label(args), f"{name} answered with an error: {said}")
         return EXIT_TOOL_ERROR
     return EXIT_OK
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    from visiongate.engine._display import json_text
+
+    return json_text(value, indent=2)
