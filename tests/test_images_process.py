@@ -132,11 +132,20 @@ def test_each_single_output_format_fits(formats: tuple[str, ...]) -> None:
     assert_fits(result, limits, (1280, 720))
 
 
-def test_extreme_aspect_ratio_keeps_one_pixel_at_least() -> None:
-    data = encode(Image.new("RGB", (4000, 10), (200, 30, 30)), "PNG")
+def test_an_extreme_strip_is_refused_not_attached_as_a_1568x2_sliver() -> None:
+    data = encode(Image.new("RGB", (60000, 64), (200, 30, 30)), "PNG")
+    result = refused(data)
+    assert result.reason == (
+        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 8 px across: "
+        "no fit of it shows anything"
+    )
+
+
+def test_a_thin_strip_that_still_shows_something_is_fitted() -> None:
+    data = encode(Image.new("RGB", (4000, 21), (200, 30, 30)), "PNG")
     result = processed(data, target())
-    assert (result.width, result.height) == (1568, 4)
-    assert_fits(result, target(), (4000, 10))
+    assert (result.width, result.height) == (1568, 8)
+    assert_fits(result, target(), (4000, 21))
 
 
 # --- normalization ---------------------------------------------------------------------

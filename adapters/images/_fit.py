@@ -20,6 +20,7 @@ below WebP q90 it smooths away, and a slightly smaller image at higher quality k
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Final
@@ -85,6 +86,9 @@ class FitPlan:
     formats: frozenset[str]
     lossless: Codec | None
     lossless_first: bool
+    source_bytes: int | None = None
+    """The source's own size when it was already in an accepted format: the first size is
+    tried within it before the rest of the budget is used (never more bytes for fewer pixels)."""
 
     @property
     def lossy(self) -> bool:
@@ -131,7 +135,8 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
     for _ in range(MAX_SHRINKS + 1):
         probe = Probe(source, size)
         probes.append(probe)
-        outcome = _fit_at_size(_Attempt(probe, fit_plan, kind))
+        within = _fit_within_source(probe, fit_plan, kind) if len(probes) == 1 else None
+        outcome = within if within is not None else _fit_at_size(_Attempt(probe, fit_plan, kind))
         if isinstance(outcome, _Choice):
             return Encoded(
                 outcome.data,
@@ -145,6 +150,16 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         misses.append((size[0] * size[1], outcome))
         size = _shrink(source, size, misses, _exponent(misses, fit_plan, kind), fit_plan)
     raise _cannot_fit(size, fit_plan)
+
+
+def _fit_within_source(probe: Probe, fit_plan: FitPlan, kind: _Kind) -> _Choice | None:
+    """An encoding at this size in no more bytes than the source had, at or above the quality
+    floors; None when there is none (or the source is larger than the budget anyway)."""
+    cap = fit_plan.source_bytes
+    if cap is None or cap >= fit_plan.limit:
+        return None
+    capped = _fit_at_size(_Attempt(probe, dataclasses.replace(fit_plan, limit=cap), kind))
+    return capped if isinstance(capped, _Choice) else None
 
 
 def _exponent(misses: list[tuple[int, float]], fit_plan: FitPlan, kind: _Kind) -> float:

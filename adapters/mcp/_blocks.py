@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import binascii
 import re
-from base64 import b64decode
 from dataclasses import dataclass
 from typing import Final
 
 from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
 from .._routed import mark_unverified_media, media_line
-from ..images import sniff_media_type
+from ..images import decode_base64, sniff_media_type
 from ..images._sniff import NOT_IMAGES
 from ._wire import (
     Annotations,
@@ -127,7 +126,7 @@ def _decode(
     encoded: str, declared: str, index: int, cache: ImageCache, for_model: bool
 ) -> FoundImage:
     try:
-        data = b64decode(encoded, validate=True)
+        data = decode_base64(encoded)
     except (binascii.Error, ValueError):
         # Reported in the text and the record, not raised: one bad block must not sink the rest.
         problem = "refused: its base64 data is invalid"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from visiongate.engine import Decision, ExecutionSettings, NativeSettings, SanitizeSettings
 from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
@@ -28,9 +28,12 @@ from ..images import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,
+    Uncovered,
+    default_worker,
     process_images_async,
     sniff_media_type,
 )
+from ..images._process import region_png
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._media import mark_unverified_media
 from ..sanitize._sanitizer import Sanitizer
@@ -45,6 +48,8 @@ from ..vision import (
 
 __all__ = ["LaneContext", "attached_summary", "description_block", "image_label"]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 VisionFactory = Callable[[], VisionBackend]
 """Builds (or returns) the auxiliary vision backend; may raise `VisionUnavailable`."""
 _SCREEN_STREAMS = frozenset({"computer_use", "browser"})
@@ -123,9 +128,12 @@ class LaneContext:
             limits.formats, self.native_settings, limits.max_image_base64, edge
         )
 
-    async def attach(self, images: Sequence[bytes]) -> BatchResult:
+    async def attach(
+        self, images: Sequence[bytes], digests: Sequence[str] | None = None
+    ) -> BatchResult:
         """Fit `images` to the payload shape through the image stage, off the event loop, then
-        apply the payload guard; a route the guard refuses outright is not processed."""
+        apply the payload guard; a route the guard refuses outright is not processed.
+        `digests`: the images' SHA-256 when the caller has them (the cache write hashed them)."""
         whole = refusal(self.lane, self.route, is_error=False)
         if whole is not None:
             return _all_refused(images, GUARD_PREFIX + whole)
@@ -135,8 +143,40 @@ class LaneContext:
             self.native_settings,
             seen_hashes=self.seen_hashes,
             result_budget=self.result_budget,
+            digests=digests,
         )
         return self._guarded(batch)
+
+    async def off_loop(
+        self, touches_images: bool, function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
+        """`function(*args)` on the image stage's worker threads when it touches image data
+        (decoding base64, hashing, writing the cache), else right here: a result without
+        images costs less than the hop to a thread."""
+        if not touches_images:
+            return function(*args, **kwargs)
+        return await default_worker().run(function, *args, **kwargs)
+
+    async def uncovered(
+        self, name: str, image: bytes, media_path: str | None, part: Uncovered
+    ) -> tuple[list[str], list[tuple[str, DescriptionNote]]]:
+        """What goes the text lane's way for the part of a tall capture no tile shows: with
+        `describe`, a description of each legible piece of it (with the part it shows, e.g.
+        `rows 6707-8449`); always a note naming the part and where the whole image is."""
+        where = "its MEDIA: path" if media_path else "the tool's file"
+        note = f"[{name}: {part.note}; the whole image is at {where}]"
+        if self.text_action != "describe":
+            return [note], []
+        described: list[tuple[str, DescriptionNote]] = []
+        for piece in part.pieces:
+            crop = await self.off_loop(True, region_png, image, piece)
+            note_of_piece = await self.describe(crop, "image/png", media_path)
+            described.append((piece.span(part.axis), note_of_piece))
+        last = part.pieces[-1] if part.pieces else part.region
+        end = last.bottom if part.axis == "rows" else last.right
+        whole_end = part.original_height if part.axis == "rows" else part.original_width
+        rest = f"; {part.axis} past {end} are not described" if end < whole_end else ""
+        return [note[:-1] + f"; described above from its pixels{rest}]"], described
 
     def _guarded(self, batch: BatchResult) -> BatchResult:
         """`batch` with the images the payload guard withholds moved to `refused`."""

@@ -24,7 +24,6 @@ Choices an agent developer should know:
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
-from ..mcp._wire import TextBlock, ToolResult
+from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
@@ -65,7 +64,8 @@ async def route_mcp(
     (a `ValueError` naming the first bad field) when `result` is not shaped like one."""
     sanitizer = context.sanitizer()
     clean = sanitize_call_tool_result(result, sanitizer)
-    read = await asyncio.to_thread(read_result, clean, context.cache)
+    # Decoding, hashing and caching the images: on the image workers, never on the loop.
+    read = await context.off_loop(_images_in(clean), read_result, clean, context.cache)
     outcome = await _carry_out(read, clean.is_error, context)
     described, marked = _descriptions(outcome, sanitizer)
     unverified = read.unverified_media_lines + marked
@@ -96,9 +96,8 @@ def _descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], i
     lines: list[str] = []
     marked = 0
     for note, done in zip(outcome.descriptions, outcome.described, strict=True):
-        block, count = description_block(
-            f"image {done['index']}", note.media_path, note.text, sanitizer
-        )
+        name = f"image {done['index']}" + (f", {done['part']}" if "part" in done else "")
+        block, count = description_block(name, note.media_path, note.text, sanitizer)
         lines += block
         marked += count
     return lines, marked
@@ -141,8 +140,19 @@ async def _native(read: ReadResult, context: LaneContext) -> _Outcome:
     usable = _usable(read, outcome)
     if not usable:
         return outcome
-    batch = await context.attach([found.data for found in usable])
+    digests = [found.cached.sha256 if found.cached else None for found in usable]
+    known = None if None in digests else [digest for digest in digests if digest]
+    batch = await context.attach([found.data for found in usable], known)
     _apply_batch(batch, usable, outcome, context.native_settings.max_images)
+    for position, part in batch.uncovered:
+        found = usable[position]
+        notes, described = await context.uncovered(
+            f"image {found.index}", found.data, found.path, part
+        )
+        outcome.notes += notes
+        for part_name, note in described:
+            outcome.descriptions.append(note)
+            outcome.described.append({"index": found.index, "part": part_name, **_said(note)})
     return outcome
 
 
@@ -196,12 +206,23 @@ async def _describe(read: ReadResult, context: LaneContext) -> _Outcome:
         assert found.sniffed is not None  # usable images were sniffed and cached
         note = await context.describe(found.data, found.sniffed, found.path)
         outcome.descriptions.append(note)
-        outcome.described.append(
-            {"index": found.index, "ok": note.ok, "backend": note.backend, "reason": note.reason}
-        )
+        outcome.described.append({"index": found.index, **_said(note)})
     if usable[limit:]:
         outcome.notes.append(_kept_out_note(len(usable) - limit))
     return outcome
+
+
+def _said(note: DescriptionNote) -> dict[str, Any]:
+    return {"ok": note.ok, "backend": note.backend, "reason": note.reason}
+
+
+def _images_in(result: ToolResult) -> bool:
+    """Whether the result holds a base64 payload (an image block or an embedded blob)."""
+    return any(
+        isinstance(block, ImageBlock)
+        or (isinstance(block, EmbeddedBlock) and isinstance(block.resource, BlobContents))
+        for block in result.content
+    )
 
 
 def _kept_out_note(count: int) -> str:
