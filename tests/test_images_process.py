@@ -117,11 +117,20 @@ def test_over_budget_photo_is_reencoded_within_budget() -> None:
 
 def test_a_tight_budget_shrinks_only_as_much_as_needed() -> None:
     data = encode(screenshot(1920, 1080), "PNG")
-    limits = target(budget=40_000)
+    limits = target(budget=40_000, formats=("image/jpeg", "image/webp"))
     result = processed(data, limits)
     assert 400 < result.width < 1568
     assert result.media_type == "image/webp"  # JPEG could not fit text at full size
     assert_fits(result, limits, (1920, 1080))
+
+
+def test_text_no_lossy_floor_fits_goes_as_a_palette_png_before_shrinking_further() -> None:
+    data = encode(screenshot(1920, 1080), "PNG")
+    lossy = processed(data, target(budget=40_000, formats=("image/jpeg", "image/webp")))
+    result = processed(data, target(budget=40_000))
+    assert result.media_type == "image/png" and decode(result.data).mode == "P"
+    assert result.width > lossy.width  # eight grey levels keep more pixels than WebP q40
+    assert_fits(result, target(budget=40_000), (1920, 1080))
 
 
 @pytest.mark.parametrize("formats", [("image/png",), ("image/gif",), ("image/webp",), JPEG_ONLY])
@@ -136,16 +145,16 @@ def test_an_extreme_strip_is_refused_not_attached_as_a_1568x2_sliver() -> None:
     data = encode(Image.new("RGB", (60000, 64), (200, 30, 30)), "PNG")
     result = refused(data)
     assert result.reason == (
-        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 8 px across: "
+        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 12 px across: "
         "no fit of it shows anything"
     )
 
 
 def test_a_thin_strip_that_still_shows_something_is_fitted() -> None:
-    data = encode(Image.new("RGB", (4000, 21), (200, 30, 30)), "PNG")
+    data = encode(Image.new("RGB", (4000, 31), (200, 30, 30)), "PNG")
     result = processed(data, target())
-    assert (result.width, result.height) == (1568, 8)
-    assert_fits(result, target(), (4000, 21))
+    assert (result.width, result.height) == (1568, 12)
+    assert_fits(result, target(), (4000, 31))
 
 
 # --- normalization ---------------------------------------------------------------------
