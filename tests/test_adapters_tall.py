@@ -80,7 +80,7 @@ def test_mcp_with_a_describing_text_lane_describes_the_rows_left(
     routed = asyncio.run(router.mcp(mcp_result(full_page()), **NATIVE, trace=False))
     assert len(routed.images) == 4 and len(routed.descriptions) == 4
     described = routed.record["execution"]["described"]
-    assert [entry["part"] for entry in described][0] == "rows 6707-8449"
+    assert described[0]["part"] == "rows 6707-8449"
     assert "[description of image 1, rows 6707-8449 (" in routed.text
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 
 import numpy as np
@@ -53,7 +54,7 @@ def test_tiles_cover_what_the_slots_can_at_a_legible_scale(
     assert layout.scale == pytest.approx(scale)
     long = layout.axis == "rows"
     assert [(r.top, r.bottom) if long else (r.left, r.right) for r in layout.tiles] == spans
-    for before, after in zip(spans, spans[1:], strict=False):
+    for before, after in itertools.pairwise(spans):
         assert before[1] - after[0] >= round(OVERLAP * (spans[0][1] - spans[0][0]))  # overlap
     if rest is None:
         assert layout.uncovered is None and layout.pieces == ()
