@@ -14,13 +14,6 @@ from typing import Final, Literal
 from ._vocabulary import SOURCES
 
 TextAction = Literal["reference", "describe"]
-TallImages = Literal["tile", "shrink", "text"]
-TALL_IMAGES: Final = ("tile", "shrink", "text")
-"""What the native lane does with a capture that the ceiling would shrink below legibility."""
-LEGIBILITY_SCALE_DEFAULT: Final = 0.9
-"""The lowest scale at which local OCR still read 90% of the words it read at 1:1 in 16 px body
-text, the size full-page captures hold (`bench/bench_images.py --legibility`: 0.96 of the words
-at 1:1, 0.88 at 0.9, 0.60 at 0.8, 0.07 at 0.5; text drawn at 2x kept 0.93 down to 0.5)."""
 
 EMBED_TARGET_DEFAULT: Final = 262_144
 EMBED_TARGET_MIN: Final = 65_536
@@ -30,6 +23,15 @@ EMBED_TARGET_MAX: Final = 4_194_304
 def clamp_embed_target(value: int) -> int:
     """Clamp a byte budget to [64 KiB, 4 MiB]."""
     return max(EMBED_TARGET_MIN, min(EMBED_TARGET_MAX, value))
+
+
+TallImages = Literal["tile", "shrink", "text"]
+TALL_IMAGES: Final = ("tile", "shrink", "text")
+"""What the native lane does with a capture that the ceiling would shrink below legibility."""
+LEGIBILITY_SCALE_DEFAULT: Final = 0.9
+"""The lowest scale at which local OCR still read 90% of the words it read at 1:1 in 16 px body
+text, the size full-page captures hold (`bench/bench_images.py --legibility`: 0.96 of the words
+at 1:1, 0.88 at 0.9, 0.60 at 0.8, 0.07 at 0.5; text drawn at 2x kept 0.93 down to 0.5)."""
 
 
 @dataclass(frozen=True)

@@ -262,12 +262,9 @@ class ImageWorker:
         *,
         seen_hashes: frozenset[str] = frozenset(),
         result_budget: int | None = None,
-        digests: Sequence[str] | None = None,
     ) -> BatchResult:
-        """`process_images` in the pool: a window of images runs in parallel, in input order.
-        `digests`: the images' SHA-256, when the caller has them already."""
-        if digests is None:
-            digests = await self._hashed(images)
+        """`process_images` in the pool: a window of images runs in parallel, in input order."""
+        digests = await self._hashed(images)
         planner = _Planner(len(images), settings, seen_hashes, digests.__getitem__, result_budget)
         while window := planner.next_window():
             job = planner.job_for(target, window)
@@ -335,14 +332,8 @@ async def process_images_async(
     *,
     seen_hashes: frozenset[str] = frozenset(),
     result_budget: int | None = None,
-    digests: Sequence[str] | None = None,
 ) -> BatchResult:
     """`process_images` on the default worker's threads; the event loop stays responsive."""
     return await default_worker().process_images(
-        images,
-        target,
-        settings,
-        seen_hashes=seen_hashes,
-        result_budget=result_budget,
-        digests=digests,
+        images, target, settings, seen_hashes=seen_hashes, result_budget=result_budget
     )

@@ -34,6 +34,7 @@ from ..images import (
     sniff_media_type,
 )
 from ..images._process import region_png
+from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, ToolResult
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._media import mark_unverified_media
 from ..sanitize._sanitizer import Sanitizer
@@ -46,7 +47,7 @@ from ..vision import (
     describe_or_unavailable_async,
 )
 
-__all__ = ["LaneContext", "attached_summary", "description_block", "image_label"]
+__all__ = ["LaneContext", "attached_summary", "description_block", "holds_images", "image_label"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -128,12 +129,9 @@ class LaneContext:
             limits.formats, self.native_settings, limits.max_image_base64, edge
         )
 
-    async def attach(
-        self, images: Sequence[bytes], digests: Sequence[str] | None = None
-    ) -> BatchResult:
+    async def attach(self, images: Sequence[bytes]) -> BatchResult:
         """Fit `images` to the payload shape through the image stage, off the event loop, then
-        apply the payload guard; a route the guard refuses outright is not processed.
-        `digests`: the images' SHA-256 when the caller has them (the cache write hashed them)."""
+        apply the payload guard; a route the guard refuses outright is not processed."""
         whole = refusal(self.lane, self.route, is_error=False)
         if whole is not None:
             return _all_refused(images, GUARD_PREFIX + whole)
@@ -143,7 +141,6 @@ class LaneContext:
             self.native_settings,
             seen_hashes=self.seen_hashes,
             result_budget=self.result_budget,
-            digests=digests,
         )
         return self._guarded(batch)
 
@@ -251,6 +248,15 @@ class _Unavailable:
         self, image: bytes, media_type: str, *, question: str | None = None
     ) -> Description:
         raise VisionUnavailable(self._reason)
+
+
+def holds_images(result: ToolResult) -> bool:
+    """Whether a result holds a base64 payload (an image block or an embedded blob)."""
+    return any(
+        isinstance(block, ImageBlock)
+        or (isinstance(block, EmbeddedBlock) and isinstance(block.resource, BlobContents))
+        for block in result.content
+    )
 
 
 def description_block(

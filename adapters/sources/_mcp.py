@@ -31,11 +31,11 @@ from typing import Any
 from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
 from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
-from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, TextBlock, ToolResult
+from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
-from ._lane import LaneContext, attached_summary, description_block, image_label
+from ._lane import LaneContext, attached_summary, description_block, holds_images, image_label
 
 __all__ = ["route_mcp"]
 
@@ -65,7 +65,7 @@ async def route_mcp(
     sanitizer = context.sanitizer()
     clean = sanitize_call_tool_result(result, sanitizer)
     # Decoding, hashing and caching the images: on the image workers, never on the loop.
-    read = await context.off_loop(_images_in(clean), read_result, clean, context.cache)
+    read = await context.off_loop(holds_images(clean), read_result, clean, context.cache)
     outcome = await _carry_out(read, clean.is_error, context)
     described, marked = _descriptions(outcome, sanitizer)
     unverified = read.unverified_media_lines + marked
@@ -140,20 +140,33 @@ async def _native(read: ReadResult, context: LaneContext) -> _Outcome:
     usable = _usable(read, outcome)
     if not usable:
         return outcome
-    digests = [found.cached.sha256 if found.cached else None for found in usable]
-    known = None if None in digests else [digest for digest in digests if digest]
-    batch = await context.attach([found.data for found in usable], known)
+    batch = await context.attach([found.data for found in usable])
     _apply_batch(batch, usable, outcome, context.native_settings.max_images)
+    await _uncovered(batch, usable, outcome, context)
+    return outcome
+
+
+async def _uncovered(
+    batch: BatchResult, usable: list[FoundImage], outcome: _Outcome, context: LaneContext
+) -> None:
+    """What tiles leave of tall captures: a note each, and descriptions where the lane says."""
     for position, part in batch.uncovered:
         found = usable[position]
         notes, described = await context.uncovered(
             f"image {found.index}", found.data, found.path, part
         )
         outcome.notes += notes
-        for part_name, note in described:
+        for shown, note in described:
             outcome.descriptions.append(note)
-            outcome.described.append({"index": found.index, "part": part_name, **_said(note)})
-    return outcome
+            outcome.described.append(
+                {
+                    "index": found.index,
+                    "part": shown,
+                    "ok": note.ok,
+                    "backend": note.backend,
+                    "reason": note.reason,
+                }
+            )
 
 
 def _apply_batch(
@@ -206,23 +219,12 @@ async def _describe(read: ReadResult, context: LaneContext) -> _Outcome:
         assert found.sniffed is not None  # usable images were sniffed and cached
         note = await context.describe(found.data, found.sniffed, found.path)
         outcome.descriptions.append(note)
-        outcome.described.append({"index": found.index, **_said(note)})
+        outcome.described.append(
+            {"index": found.index, "ok": note.ok, "backend": note.backend, "reason": note.reason}
+        )
     if usable[limit:]:
         outcome.notes.append(_kept_out_note(len(usable) - limit))
     return outcome
-
-
-def _said(note: DescriptionNote) -> dict[str, Any]:
-    return {"ok": note.ok, "backend": note.backend, "reason": note.reason}
-
-
-def _images_in(result: ToolResult) -> bool:
-    """Whether the result holds a base64 payload (an image block or an embedded blob)."""
-    return any(
-        isinstance(block, ImageBlock)
-        or (isinstance(block, EmbeddedBlock) and isinstance(block.resource, BlobContents))
-        for block in result.content
-    )
 
 
 def _kept_out_note(count: int) -> str:
