@@ -30,7 +30,7 @@ from visiongate.engine._settings import NativeSettings
 
 PAGES = ((1280, 6000, 1.0), (1280, 12000, 1.0), (1920, 20000, 1.0), (1280, 12000, 2.0))
 SCALES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4)
-STRIP_HEIGHTS = (20, 16, 14, 12, 10, 8)
+STRIP_HEIGHTS = (20, 16, 14, 13, 12, 10, 8)
 
 
 @dataclass(frozen=True)

@@ -100,5 +100,5 @@ def test_an_extreme_strip_is_refused_and_keeps_its_path(tmp_path: Path, source: 
     assert f"MEDIA:{path}" in routed.text.splitlines()
     assert (
         f"[{label} not attached: refused: a 60000x64 strip would be 1568x2 at the 1568 px "
-        "ceiling, under 12 px across: no fit of it shows anything]"
+        "ceiling, under 13 px across: no fit of it shows anything]"
     ) in routed.text.splitlines()

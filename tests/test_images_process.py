@@ -145,16 +145,16 @@ def test_an_extreme_strip_is_refused_not_attached_as_a_1568x2_sliver() -> None:
     data = encode(Image.new("RGB", (60000, 64), (200, 30, 30)), "PNG")
     result = refused(data)
     assert result.reason == (
-        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 12 px across: "
+        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 13 px across: "
         "no fit of it shows anything"
     )
 
 
 def test_a_thin_strip_that_still_shows_something_is_fitted() -> None:
-    data = encode(Image.new("RGB", (4000, 31), (200, 30, 30)), "PNG")
+    data = encode(Image.new("RGB", (4000, 34), (200, 30, 30)), "PNG")
     result = processed(data, target())
-    assert (result.width, result.height) == (1568, 12)
-    assert_fits(result, target(), (4000, 31))
+    assert (result.width, result.height) == (1568, 13)
+    assert_fits(result, target(), (4000, 34))
 
 
 # --- normalization ---------------------------------------------------------------------
