@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import skimage.data
+from _pages import encoded
 from PIL import Image, ImageCms, PngImagePlugin
 
 HERE = Path(__file__).resolve().parent
@@ -65,12 +66,6 @@ def _exif() -> bytes:
     return exif.tobytes()
 
 
-def _save(image: Image.Image, fmt: str, **options: object) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, fmt, **options)
-    return buffer.getvalue()
-
-
 def photos_with_metadata() -> list[tuple[str, bytes]]:
     """(name, bytes) of photos written with metadata, each under the default budget."""
     samples = []
@@ -82,7 +77,7 @@ def photos_with_metadata() -> list[tuple[str, bytes]]:
         samples.append(
             (
                 f"{name} jpeg",
-                _save(rgb, "JPEG", quality=92, exif=_exif(), comment=SECRET, icc_profile=_srgb()),
+                encoded(rgb, "JPEG", quality=92, exif=_exif(), comment=SECRET, icc_profile=_srgb()),
             )
         )
         info = PngImagePlugin.PngInfo()
@@ -92,14 +87,14 @@ def photos_with_metadata() -> list[tuple[str, bytes]]:
         samples.append(
             (
                 f"{name} png",
-                _save(small, "PNG", pnginfo=info, exif=_exif(), icc_profile=_srgb()),
+                encoded(small, "PNG", pnginfo=info, exif=_exif(), icc_profile=_srgb()),
             )
         )
         xmp = f"<x:xmpmeta>{SECRET}</x:xmpmeta>".encode()
         samples.append(
             (
                 f"{name} webp",
-                _save(rgb, "WEBP", quality=85, exif=_exif(), xmp=xmp, icc_profile=_srgb()),
+                encoded(rgb, "WEBP", quality=85, exif=_exif(), xmp=xmp, icc_profile=_srgb()),
             )
         )
     samples.append(("chelsea gif", _gif()))
@@ -108,7 +103,7 @@ def photos_with_metadata() -> list[tuple[str, bytes]]:
 
 def _gif() -> bytes:
     photo = Image.fromarray(skimage.data.chelsea()).convert("P")
-    return _save(photo, "GIF", comment=SECRET.encode())
+    return encoded(photo, "GIF", comment=SECRET.encode())
 
 
 def same_pixels(first: bytes, second: bytes) -> bool:

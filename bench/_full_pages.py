@@ -14,12 +14,11 @@ scale (body text at 1x and 2x), and from a strip of one line of text at each hei
 
 from __future__ import annotations
 
-import io
 import random
 import time
 from dataclasses import dataclass
 
-from _pages import Word, text_page
+from _pages import Word, encoded, text_page
 from _words_read import backend, read_boxes, read_encoded, words_in_boxes, words_in_text
 from PIL import Image, ImageDraw, ImageFont
 
@@ -47,17 +46,11 @@ class PageRow:
     stage_ms: float
 
 
-def _png(image: Image.Image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return buffer.getvalue()
-
-
 def measure_page(
     width: int, height: int, dpr: float, target: ImageTarget, ladder: object
 ) -> PageRow:
     page, words = text_page(width, height, seed=1, scale=dpr)
-    data = _png(page)
+    data = encoded(page)
     started = time.perf_counter()
     sent, sent_width, sent_height, _ = ladder(data, target)  # type: ignore[operator]
     ladder_ms = (time.perf_counter() - started) * 1000

@@ -10,6 +10,7 @@ Deterministic for a given (size, seed, scale).
 
 from __future__ import annotations
 
+import io
 import random
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +37,13 @@ class Word:
     top: float
     right: float
     bottom: float
+
+
+def encoded(image: Image.Image, fmt: str = "PNG", **options: object) -> bytes:
+    """`image` written as `fmt` (PNG by default), with the writer's `options`."""
+    buffer = io.BytesIO()
+    image.save(buffer, fmt, **options)
+    return buffer.getvalue()
 
 
 @lru_cache(maxsize=16)

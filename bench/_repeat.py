@@ -8,7 +8,6 @@ warming the process up; then the same screenshot is called again `repeats` times
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import statistics
@@ -18,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _pages import encoded
 from _screens import screenshot
 
 HERE = Path(__file__).resolve().parent
@@ -39,9 +39,7 @@ def repeated_screenshot(size: tuple[int, int], repeats: int) -> list[str]:
         files = []
         for seed in (11, 12):
             path = Path(folder) / f"shot-{seed}.png"
-            buffer = io.BytesIO()
-            screenshot(*size, seed=seed).save(buffer, "PNG")
-            path.write_bytes(buffer.getvalue())
+            path.write_bytes(encoded(screenshot(*size, seed=seed)))
             files.append(str(path))
         trace = Path(folder) / "trace.jsonl"
         command = [

@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _as_sent import photos_with_metadata, same_pixels, server_jpeg
 from _full_pages import legibility_report, page_report
+from _pages import encoded
 from _repeat import repeated_screenshot
 from _screens import DARK, LIGHT, photo_from_array, screenshot
 
@@ -115,14 +116,10 @@ class Row:
     stage_ssim: float
 
 
-def _png(image: Image.Image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return buffer.getvalue()
-
-
 def photo_corpus() -> list[Sample]:
-    return [Sample(name, _png(Image.fromarray(getattr(skimage.data, name)()))) for name in PHOTOS]
+    return [
+        Sample(name, encoded(Image.fromarray(getattr(skimage.data, name)()))) for name in PHOTOS
+    ]
 
 
 def screenshot_corpus(quick: bool) -> list[Sample]:
@@ -133,7 +130,7 @@ def screenshot_corpus(quick: bool) -> list[Sample]:
         for theme in themes:
             image = screenshot(width, height, seed=index, theme=theme, photo=embedded)
             tag = "light" if theme is LIGHT else "dark"
-            samples.append(Sample(f"screen {width}x{height} {tag}", _png(image)))
+            samples.append(Sample(f"screen {width}x{height} {tag}", encoded(image)))
     return samples
 
 
