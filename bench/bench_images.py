@@ -46,7 +46,7 @@ from skimage.metrics import structural_similarity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _as_sent import photos_with_metadata, same_pixels, server_jpeg
+from _as_sent import as_sent_summary, photos_with_metadata, server_jpeg
 from _full_pages import legibility_report, page_report
 from _pages import encoded
 from _repeat import repeated_screenshot
@@ -322,29 +322,6 @@ def summarize(name: str, rows: list[Row]) -> list[str]:
         f"  detail (SSIM, median)  ladder {base_ssim:.4f}  stage {stage_ssim:.4f}"
         f"  ratio {_ratio(stage_ssim, base_ssim)}",
         f"  at least the ladder's detail (within {SSIM_TOLERANCE}) on {held}/{len(rows)} images",
-    ]
-
-
-def as_sent_summary(name: str, rows: list[Row]) -> list[str]:
-    """Whether images that could go as they were kept their pixels and their size; for a
-    server's JPEG that has to shrink, what it became next to what it was."""
-    if "server" in name:
-        row = rows[0]
-        return [
-            f"{name}: {len(row.sample.data) / 1024:.1f} KB in; stage "
-            f"{row.stage.width}x{row.stage.height} {row.stage.label} "
-            f"{len(row.stage.data) / 1024:.1f} KB, ladder {row.baseline.width}x"
-            f"{row.baseline.height} {len(row.baseline.data) / 1024:.1f} KB",
-        ]
-    kept = sum(row.stage.label == "passthrough" for row in rows)
-    same = sum(same_pixels(row.sample.data, row.stage.data) for row in rows)
-    smaller = sum(len(row.stage.data) <= len(row.sample.data) for row in rows)
-    source = statistics.median(len(row.sample.data) for row in rows) / 1024
-    sent = statistics.median(len(row.stage.data) for row in rows) / 1024
-    return [
-        f"{name}: sent as encoded (metadata removed) {kept}/{len(rows)}, the source's pixels "
-        f"exactly (SSIM 1.0) {same}/{len(rows)}, no more bytes than the source {smaller}/"
-        f"{len(rows)}; median {source:.1f} KB in, {sent:.1f} KB out",
     ]
 
 

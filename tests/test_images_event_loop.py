@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from visiongate.adapters.images import decode_base64
-from visiongate.adapters.images._base64 import PIECE_CHARS
+from visiongate.adapters.images._container.base64_text import PIECE_CHARS
 
 NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 ALLOWED_LAG_S = 0.020

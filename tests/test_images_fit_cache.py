@@ -7,11 +7,14 @@ a server's 2560x1440 JPEG of 107 KB came back as a 1568x882 JPEG of 168 KB.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import random
+from pathlib import Path
 
 import pytest
 from _image_samples import FONT, WORDS, encode, screenshot, target
+from _routing_helpers import make_router
 from PIL import Image, ImageDraw, ImageFont
 
 from visiongate.adapters.images import FitCache, ImageWorker, ProcessedImage, process_image
@@ -42,6 +45,22 @@ def test_a_repeated_screenshot_is_fitted_once() -> None:
         first, second = asyncio.run(twice(worker))
         assert worker.fit_cache.hits == 1 and len(fitted) == 1
     assert second is first  # the same result, its base64 text already rendered
+
+
+def test_the_router_fits_a_repeated_screenshot_once(tmp_path: Path) -> None:
+    encoded = base64.b64encode(encode(screenshot(2560, 1440, seed=27), "PNG")).decode("ascii")
+    result = {"content": [{"type": "image", "data": encoded, "mimeType": "image/png"}]}
+    router = make_router(tmp_path)
+    cache = batch_module.default_worker().fit_cache
+    hits = cache.hits
+
+    async def twice() -> list[object]:
+        native = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+        return [await router.mcp(result, **native, trace=False) for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert cache.hits == hits + 1
+    assert first.images == second.images and first.images[0] is second.images[0]  # type: ignore[attr-defined]
 
 
 def test_a_different_target_is_fitted_again() -> None:

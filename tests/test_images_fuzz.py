@@ -21,8 +21,8 @@ from PIL import Image, ImageCms
 from PIL.PngImagePlugin import PngInfo
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
-from visiongate.adapters.images._repair import drop_unused_chunks
-from visiongate.adapters.images._structure import layout
+from visiongate.adapters.images._container.repair import drop_unused_chunks
+from visiongate.adapters.images._container.structure import layout
 
 CASES_PER_SEED = 500
 TARGETS = (target(), target(formats=("image/png", "image/jpeg"), budget=6_000, edge=40))

@@ -7,8 +7,8 @@ broken. The names here are the stage's whole public surface.
 
 from __future__ import annotations
 
-from ._base64 import decode_base64
 from ._batch import ImageWorker, default_worker, process_images, process_images_async
+from ._container.base64_text import decode_base64
 from ._memo import FitCache
 from ._process import process_image, scale_note
 from ._sniff import sniff_media_type

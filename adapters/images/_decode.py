@@ -21,9 +21,9 @@ from typing import Final
 import PIL
 from PIL import ExifTags, Image, UnidentifiedImageError, _imaging
 
-from ._filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
+from ._container.filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
+from ._container.structure import Layout, layout, png_pixel_data
 from ._sniff import DECODABLE
-from ._structure import Layout, layout, png_pixel_data
 from ._types import Refusal
 
 MAX_SOURCE_PIXELS: Final = 1 << 26
@@ -155,7 +155,7 @@ class _Source:
 
 
 def _check_filled(source: _Source, structure: Layout, image: Image.Image, *, exact: bool) -> bool:
-    """Refuse pixel data that end before the header's size is filled (see `_filled`).
+    """Refuse pixel data that end before the header's size is filled (see `_container.filled`).
 
     Returns whether the data were found to end exactly where the image does (a PNG's zlib
     stream is only counted when `exact` or when its last row looks unwritten).

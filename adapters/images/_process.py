@@ -1,6 +1,6 @@
 """One image through the stage: sniff, bound, pass through or normalize and fit, or tile.
 
-An image goes as the tool encoded it whenever it can (`_passthrough`: its metadata removed
+An image goes as the tool encoded it whenever it can (`_container.passthrough`: its metadata removed
 whole, nothing re-encoded). Otherwise it is decoded and fitted; a re-encode of an image that
 was already in an accepted format first aims at no more bytes than it had (a 2560x1440
 screenshot JPEG of 107 KB must not come back as a 1568x882 JPEG of 168 KB, re-sent on every
@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 
+from ._container.passthrough import Header, pass_through, read_header
+from ._container.repair import drop_unused_chunks
 from ._decode import DecodedImage, decode, fitted_size
 from ._encode import PNG, encode
 from ._fit import fit, plan
-from ._passthrough import Header, pass_through, read_header
-from ._repair import drop_unused_chunks
 from ._sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._source import SourceImage
 from ._tiles import TallSettings, TileLayout, factor, strip_reason, tile_layout, tile_note

@@ -6,7 +6,7 @@ or a ZIP appended to a PNG makes a polyglot), a second image, and metadata that 
 needs to show the pixels (comments, text chunks, EXIF, XMP, colour profiles, unknown chunks)
 are all reported as extras. Any extra sends the image to be re-encoded from its pixels, which
 writes none of them. The walk also finds what tells whether the pixel data fill the size
-the header declares, which Pillow does not check (see `_filled`): a PNG's zlib stream is
+the header declares, which Pillow does not check (see `filled`): a PNG's zlib stream is
 inflated and counted here, a JPEG's entropy-coded segments are located here.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from ._repair import PNG_SIGNATURE
+from .repair import PNG_SIGNATURE
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Send an image as the tool encoded it: its metadata removed whole, its pixels never re-encoded.
 
 An image may go as it is when its format is accepted, it fits the budget and the ceiling once
-its metadata is gone (`_strip`), it is upright, has one frame, is not CMYK, and any colour
+its metadata is gone (`strip`), it is upright, has one frame, is not CMYK, and any colour
 profile it carries draws the same colours as sRGB (models read pixels as sRGB; a profile that
 does not is applied by re-encoding instead). Its bytes must then hold exactly one well-formed
 image whose pixel data fill the size the header declares. How that is checked, measured on the
@@ -26,7 +26,7 @@ from typing import Final
 
 from PIL import Image, ImageCms
 
-from ._decode import (
+from .._decode import (
     DecodedImage,
     check_pixels,
     decode,
@@ -35,10 +35,10 @@ from ._decode import (
     orientation_from,
     orientation_of,
 )
-from ._sniff import DECODABLE
-from ._strip import strip_metadata
-from ._structure import png_chunks, png_pixel_data
-from ._types import ImageTarget
+from .._sniff import DECODABLE
+from .._types import ImageTarget
+from .strip import strip_metadata
+from .structure import png_chunks, png_pixel_data
 
 _GRID_LEVELS: Final = (*range(0, 256, 16), 255)
 _SRGB_TOLERANCE: Final = 2

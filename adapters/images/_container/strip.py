@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from ._repair import PNG_SIGNATURE
-from ._structure import (
+from .repair import PNG_SIGNATURE
+from .structure import (
     GIF_LOOPS,
     JFIF_WITHOUT_THUMBNAIL,
     PNG_DISPLAY_CHUNKS,
