@@ -34,6 +34,7 @@ from ..images import (
     sniff_media_type,
 )
 from ..images._process import region_png
+from ..images._types import Refusal
 from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, ToolResult
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._media import mark_unverified_media
@@ -161,19 +162,24 @@ class LaneContext:
         `describe`, a description of each legible piece of it (with the part it shows, e.g.
         `rows 6707-8449`); always a note naming the part and where the whole image is."""
         where = "its MEDIA: path" if media_path else "the tool's file"
-        note = f"[{name}: {part.note}; the whole image is at {where}]"
+        note = f"{name}: {part.note}; the whole image is at {where}"
         if self.text_action != "describe":
-            return [note], []
+            return [f"[{note}]"], []
         described: list[tuple[str, DescriptionNote]] = []
+        end = part.region.top if part.axis == "rows" else part.region.left
         for piece in part.pieces:
-            crop = await self.off_loop(True, region_png, image, piece)
-            note_of_piece = await self.describe(crop, "image/png", media_path)
-            described.append((piece.span(part.axis), note_of_piece))
-        last = part.pieces[-1] if part.pieces else part.region
-        end = last.bottom if part.axis == "rows" else last.right
+            try:
+                crop = await self.off_loop(True, region_png, image, piece)
+            except (Refusal, MemoryError):
+                break  # the same bytes fitted a moment ago; say where the description stops
+            piece_note = await self.describe(crop, "image/png", media_path)
+            described.append((piece.span(part.axis), piece_note))
+            end = piece.bottom if part.axis == "rows" else piece.right
         whole_end = part.original_height if part.axis == "rows" else part.original_width
         rest = f"; {part.axis} past {end} are not described" if end < whole_end else ""
-        return [note[:-1] + f"; described above from its pixels{rest}]"], described
+        if described:
+            note += f"; described above from its pixels{rest}"
+        return [f"[{note}]"], described
 
     def _guarded(self, batch: BatchResult) -> BatchResult:
         """`batch` with the images the payload guard withholds moved to `refused`."""
