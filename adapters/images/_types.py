@@ -14,16 +14,16 @@ OUTPUT_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp
 """Media types this stage can write; a provider's list is filtered down to these."""
 
 
-MEMORY_REFUSAL: Final = "refused: not enough memory to process this image"
-"""The one refusal that says nothing about the image itself (so it is never cached)."""
-
-
 class Refusal(Exception):
     """Internal signal that an image must not be attached; carries the one-line reason."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+MEMORY_REFUSAL: Final = "refused: not enough memory to process this image"
+"""The one refusal that says nothing about the image itself (so it is never cached)."""
 
 
 @dataclass(frozen=True)
