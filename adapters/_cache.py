@@ -4,6 +4,11 @@ Files are content-addressed (`<sha256>.<ext>`), written atomically (a temporary 
 same directory, fsync, `os.replace`), mode 0600 in a directory of mode 0700. The cache is
 write-only for the adapters: an image is attached from the bytes this call wrote, never read
 back from a path, so a server cannot make the router read a file by naming it.
+
+A file this cache wrote is not written again while it is still the file it wrote (same inode,
+size, modification time and mode 0600): a server that returns the same screenshot on every
+call costs one write, not an fsync per call. Anything else (a file changed, replaced, chmod-ed
+or gone) is written again, which restores it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import hashlib
 import os
 import stat
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -30,6 +37,8 @@ CACHE_DIR_ENV: Final = "VISIONGATE_CACHE_DIR"
 FILE_MODE: Final = 0o600
 DIR_MODE: Final = 0o700
 UNKNOWN_EXTENSION: Final = ".bin"
+WRITES_REMEMBERED: Final = 1024
+"""Files whose identity a cache remembers, so that an unchanged one is not written again."""
 
 _EXTENSIONS: Final = {
     "image/png": ".png",
@@ -68,10 +77,12 @@ def extension_for(media_type: str | None) -> str:
 class ImageCache:
     """A private directory of content-addressed image files; safe to share between threads."""
 
-    __slots__ = ("_directory",)
+    __slots__ = ("_directory", "_lock", "_written")
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self._directory = Path(directory) if directory is not None else default_cache_dir()
+        self._written: OrderedDict[Path, tuple[int, int, int, int]] = OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def directory(self) -> Path:
@@ -89,8 +100,26 @@ class ImageCache:
         digest = hashlib.sha256(data).hexdigest()
         suffix = extension if extension is not None else extension_for(media_type)
         path = directory / f"{digest}{suffix}"
-        _write_atomically(path, data)
+        if not self._still_written(path):
+            _write_atomically(path, data)
+            self._remember(path)
         return CachedFile(path, digest, len(data))
+
+    def _still_written(self, path: Path) -> bool:
+        """Whether `path` is still the file this cache wrote there."""
+        with self._lock:
+            identity = self._written.get(path)
+        return identity is not None and _identity(path) == identity
+
+    def _remember(self, path: Path) -> None:
+        identity = _identity(path)
+        if identity is None:
+            return
+        with self._lock:
+            self._written[path] = identity
+            self._written.move_to_end(path)
+            while len(self._written) > WRITES_REMEMBERED:
+                self._written.popitem(last=False)
 
     def find(self, sha256: str) -> Path | None:
         """The cached image whose content has this sha256, or None; reads nothing.
@@ -117,6 +146,21 @@ class ImageCache:
             # An existing directory (or one made under a loose umask) is tightened, not trusted.
             os.chmod(directory, DIR_MODE)
         return directory
+
+
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    """Device, inode, size and modification time of a private regular file of ours, else None."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or stat.S_IMODE(info.st_mode) != FILE_MODE
+        or info.st_uid != os.getuid()
+    ):
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -2,13 +2,20 @@
 
     python bench/bench_images.py [--quick] [--repeats N] [--save DIR] [--only NAME]
                                  [--formats image/jpeg,image/png,...]
+                                 [--pages] [--legibility] [--proxy]
 
 Corpora (generated in memory, deterministic):
 - photos: scikit-image's bundled sample photos, stored as PNG (as tools that render or
   screenshot a photo produce them);
 - screenshots: synthetic desktops full of text and UI at 1280x720 ... 5120x2880, stored as PNG;
 - large JPEG photos: the bundled photos upscaled to camera size with sensor-like noise and
-  stored as JPEG q92 (synthetic; they exercise JPEG draft decoding).
+  stored as JPEG q92 (synthetic; they exercise JPEG draft decoding);
+- photos with metadata and a server's own JPEG (`_as_sent`): under the budget, as cameras and
+  a DevTools server send them; the stage must keep their pixels exactly, in no more bytes.
+`--pages` adds the full-page set (`_full_pages`: what local OCR reads back of 1280x6000,
+1280x12000 and 1920x20000 pages), `--legibility` the measurements behind the legibility
+scale and the strip minimum, `--proxy` a repeated 2560x1440 screenshot through
+`visiongate proxy` (`_repeat`). The OCR parts take minutes.
 
 Baseline (same run): if the image does not already fit, JPEG at quality 85, 70, 50, then halve
 both sides, repeated up to 5 times. "Fits" means the base64 text is within the budget and the
@@ -39,6 +46,10 @@ from skimage.metrics import structural_similarity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _as_sent import as_sent_summary, photos_with_metadata, server_jpeg
+from _full_pages import legibility_report, page_report
+from _pages import encoded
+from _repeat import repeated_screenshot
 from _screens import DARK, LIGHT, photo_from_array, screenshot
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
@@ -105,14 +116,10 @@ class Row:
     stage_ssim: float
 
 
-def _png(image: Image.Image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return buffer.getvalue()
-
-
 def photo_corpus() -> list[Sample]:
-    return [Sample(name, _png(Image.fromarray(getattr(skimage.data, name)()))) for name in PHOTOS]
+    return [
+        Sample(name, encoded(Image.fromarray(getattr(skimage.data, name)()))) for name in PHOTOS
+    ]
 
 
 def screenshot_corpus(quick: bool) -> list[Sample]:
@@ -123,7 +130,7 @@ def screenshot_corpus(quick: bool) -> list[Sample]:
         for theme in themes:
             image = screenshot(width, height, seed=index, theme=theme, photo=embedded)
             tag = "light" if theme is LIGHT else "dark"
-            samples.append(Sample(f"screen {width}x{height} {tag}", _png(image)))
+            samples.append(Sample(f"screen {width}x{height} {tag}", encoded(image)))
     return samples
 
 
@@ -327,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--formats", default=",".join(FORMATS), help="accepted media types, comma-separated"
     )
+    parser.add_argument("--pages", action="store_true", help="add the full-page OCR set")
+    parser.add_argument("--legibility", action="store_true", help="the legibility measurements")
+    parser.add_argument("--proxy", action="store_true", help="a repeated screenshot via the proxy")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
     native = NativeSettings()
@@ -335,11 +345,20 @@ def main(argv: list[str] | None = None) -> int:
         f"target: {', '.join(target.formats)}; budget {target.budget_base64} base64 bytes; "
         f"ceiling {target.max_edge_px} px; best of {repeats} run(s) per image"
     )
+    served = server_jpeg()
     corpora = {
         "photos (skimage, PNG)": photo_corpus(),
         "screenshots (PNG)": screenshot_corpus(args.quick),
         "large JPEG photos (synthetic)": large_jpeg_corpus()[: 2 if args.quick else None],
+        "photos with metadata (under budget)": [
+            Sample(name, data) for name, data in photos_with_metadata()
+        ],
+        "a server's JPEG (Chromium over CDP, 2560x1440 q80)": (
+            [Sample("dashboard 2560x1440 jpeg", served)] if served is not None else []
+        ),
     }
+    if served is None:
+        print("(no node or chromium: the server's JPEG is left out)")
     summaries: list[str] = []
     every_row: list[Row] = []
     for name, samples in corpora.items():
@@ -349,14 +368,25 @@ def main(argv: list[str] | None = None) -> int:
             args.save.mkdir(parents=True, exist_ok=True)
             for sample in samples:
                 (args.save / (sample.name.replace(" ", "_") + ".img")).write_bytes(sample.data)
+        if not samples:
+            continue
         rows = [measure(sample, target, repeats) for sample in samples]
         print(f"\n{name}")
         print_rows(rows)
         summaries += ["", *summarize(name, rows)]
+        if "metadata" in name or "server" in name:
+            summaries += as_sent_summary(name, rows)
         every_row += rows
     if every_row:
         summaries += ["", *summarize("overall, every image of every corpus", every_row)]
     print("\n".join(summaries))
+    for wanted, report in (
+        (args.legibility, legibility_report),
+        (args.pages, lambda: page_report(target, naive_ladder, args.quick)),
+        (args.proxy, lambda: repeated_screenshot((2560, 1440), 5 if args.quick else 20)),
+    ):
+        if wanted:
+            print("\n" + "\n".join(report()), flush=True)
     return 0
 
 

@@ -149,9 +149,10 @@ def _build_invariant(invariant: Mapping[str, Any], index: int, loaded: LoadedYam
 
 
 def _native(section: Mapping[str, Any], base: NativeSettings) -> NativeSettings:
-    values = {
-        key: section[key] for key in ("max_images", "candidates", "max_edge_px") if key in section
-    }
+    keys = ("max_images", "candidates", "max_edge_px", "tall_images")
+    values: dict[str, Any] = {key: section[key] for key in keys if key in section}
+    if "legibility_scale" in section:
+        values["legibility_scale"] = float(section["legibility_scale"])
     if "embed_target_bytes" in section:
         values["embed_target_bytes"] = clamp_embed_target(int(section["embed_target_bytes"]))
     return NativeSettings(**{**base.__dict__, **values})

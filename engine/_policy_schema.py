@@ -6,7 +6,12 @@ from dataclasses import replace
 from typing import Any
 
 from ._diagnostics import Diagnostic
-from ._settings import INVISIBLE_CHANNELS, INVISIBLE_MODES, LEGACY_BOOLEAN_CHANNELS
+from ._settings import (
+    INVISIBLE_CHANNELS,
+    INVISIBLE_MODES,
+    LEGACY_BOOLEAN_CHANNELS,
+    TALL_IMAGES,
+)
 from ._validate import as_list, recode, strip_text
 from ._vocabulary import FACTS, HIT_POLICIES, LANES, SOURCES, TEXT_ACTIONS, USER_ONLY
 
@@ -46,6 +51,8 @@ def _native_schema() -> dict[str, Any]:
         "candidates": {"type": "integer", "min": 1, "max": 1000},
         "embed_target_bytes": {"type": "integer", "min": 1},
         "max_edge_px": {"type": "integer", "min": 64, "max": 8000},
+        "tall_images": {"type": "string", "allowed": list(TALL_IMAGES)},
+        "legibility_scale": {"type": "number", "min": 0.05, "max": 1.0},
     }
 
 

@@ -26,6 +26,15 @@ def clamp_embed_target(value: int) -> int:
     return max(EMBED_TARGET_MIN, min(EMBED_TARGET_MAX, value))
 
 
+TallImages = Literal["tile", "shrink", "text"]
+TALL_IMAGES: Final = ("tile", "shrink", "text")
+"""What the native lane does with a capture that the ceiling would shrink below legibility."""
+LEGIBILITY_SCALE_DEFAULT: Final = 0.9
+"""The lowest scale at which local OCR still read 90% of the words it read at 1:1 in 16 px body
+text, the size full-page captures hold (`bench/bench_images.py --legibility`: 0.96 of the words
+at 1:1, 0.88 at 0.9, 0.60 at 0.8, 0.07 at 0.5; text drawn at 2x kept 0.93 down to 0.5)."""
+
+
 @dataclass(frozen=True)
 class NativeSettings:
     """How the native lane attaches images."""
@@ -38,6 +47,13 @@ class NativeSettings:
     """Budget per image, counted as the length of its base64 text."""
     max_edge_px: int = 1568
     """Pixel ceiling on the long edge."""
+    tall_images: TallImages = "tile"
+    """A tall or wide capture the ceiling would shrink below `legibility_scale`: `tile` sends
+    overlapping tiles along its long axis (the rest goes the text lane's way), `shrink` sends
+    it whole however small, `text` sends it the text lane's way."""
+    legibility_scale: float = LEGIBILITY_SCALE_DEFAULT
+    """Below this scale a capture's text is taken as illegible; tiles are never drawn smaller
+    unless the short side itself needs it."""
 
 
 @dataclass(frozen=True)

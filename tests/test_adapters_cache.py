@@ -83,3 +83,29 @@ def test_default_directory_follows_the_environment(
     monkeypatch.delenv(CACHE_DIR_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "visiongate" / "images"
+
+
+def test_the_same_screenshot_again_is_not_written_again(tmp_path: Path) -> None:
+    # A server returning the same screenshot on every call cost a write and an fsync each time.
+    cache = ImageCache(tmp_path)
+    first = cache.write(PNG_BYTES, "image/png")
+    before = first.path.stat()
+    again = cache.write(PNG_BYTES, "image/png")
+    after = again.path.stat()
+    assert again == first
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+@pytest.mark.parametrize("change", ["content", "mode", "removed"])
+def test_a_file_changed_since_it_was_written_is_written_again(tmp_path: Path, change: str) -> None:
+    cache = ImageCache(tmp_path)
+    path = cache.write(PNG_BYTES, "image/png").path
+    if change == "content":
+        os.chmod(path, 0o600)
+        path.write_bytes(b"tampered")
+    elif change == "mode":
+        os.chmod(path, 0o644)
+    else:
+        path.unlink()
+    cache.write(PNG_BYTES, "image/png")
+    assert path.read_bytes() == PNG_BYTES and mode(path) == 0o600

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +82,10 @@ def test_computer_use_native_attaches_the_screenshot_with_its_scale_note(
     assert image.scale_x == pytest.approx(2560 / image.width)
     assert "[screenshot attached:" in routed.text
     assert "multiply x by" in routed.text
-    assert routed.media_paths == ()  # computer-use screenshots are not cached
-    assert not (tmp_path / "cache").exists()
+    (path,) = routed.media_paths  # written to the image cache, as an MCP image would be
+    assert Path(path).read_bytes() == screen and Path(path).parent == tmp_path / "cache"
+    assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600
+    assert f"MEDIA:{path}" in routed.text.splitlines()
 
 
 def test_computer_use_text_lane_gets_the_auxiliary_description(
@@ -104,6 +107,18 @@ def test_computer_use_vision_unavailable_is_said_and_pixels_stay_out(
     assert "[vision unavailable:" in routed.text
     assert routed.record["execution"]["described"][0]["ok"] is False
     assert_no_pixels(router, routed)
+
+
+def test_computer_use_capture_keeps_a_media_path_when_the_backend_fails(
+    tmp_path: Path, screen: bytes
+) -> None:
+    # The model had no file to ask for: the path was named only when the caller passed one.
+    router = make_router(tmp_path, aux_config(UNREACHABLE, image_input_mode="text"))
+    routed = run(router, "computer_use", screen)
+    (path,) = routed.media_paths
+    assert Path(path).read_bytes() == screen
+    assert f"MEDIA:{path}" in routed.text.splitlines()
+    assert routed.record["execution"]["media_paths"] == [path]
 
 
 def test_browser_screenshot_keeps_the_path_the_tool_gave(tmp_path: Path, screen: bytes) -> None:

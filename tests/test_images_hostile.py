@@ -25,9 +25,9 @@ from _image_samples import (
 from PIL import Image
 
 from visiongate.adapters.images import ProcessedImage, RefusedImage, process_image, process_images
+from visiongate.adapters.images._container.structure import layout
 from visiongate.adapters.images._encode import JPEG_444
 from visiongate.adapters.images._encode import encode as encode_pixels
-from visiongate.adapters.images._structure import layout
 from visiongate.adapters.images._types import Refusal
 from visiongate.adapters.mcp._lying_images import INJECTION, LyingImage, lying_images
 from visiongate.engine._settings import NativeSettings
@@ -50,7 +50,7 @@ def _bare(result: ProcessedImage) -> None:
 
 @pytest.mark.parametrize("formats", [ALL_FORMATS, *SINGLE_FORMATS], ids=lambda f: ",".join(f))
 @pytest.mark.parametrize("sample", lying_images(), ids=lambda sample: sample.name)
-def test_lying_images_are_reencoded_or_refused_never_passed(
+def test_lying_images_are_cleaned_or_refused_never_passed_as_sent(
     sample: LyingImage, formats: tuple[str, ...]
 ) -> None:
     result = process_image(sample.data, target(formats=formats))
@@ -59,7 +59,9 @@ def test_lying_images_are_reencoded_or_refused_never_passed(
         assert result.reason.startswith("refused: ") and "\n" not in result.reason
         return
     assert isinstance(result, ProcessedImage), result
-    assert not result.passthrough and result.data != sample.data
+    assert result.data != sample.data
+    # Metadata alone is removed whole (no re-encode); anything else is re-encoded.
+    assert not result.passthrough or result.metadata_removed
     assert sample.hidden is None or sample.hidden not in result.data
     _bare(result)
 

@@ -19,12 +19,12 @@ from _image_samples import encode, png_declaring, screenshot, target
 from PIL import Image
 
 from visiongate.adapters.images import ImageWorker, ProcessedImage, process_image, process_images
-from visiongate.adapters.images._batch import (
+from visiongate.adapters.images._decode import decode, fitted_size
+from visiongate.adapters.images._memory import (
     PEAK_FACTOR,
     MemoryBudget,
     predicted_peak,
 )
-from visiongate.adapters.images._decode import decode, fitted_size
 from visiongate.adapters.images._source import SourceImage
 from visiongate.engine._settings import NativeSettings
 

@@ -117,11 +117,20 @@ def test_over_budget_photo_is_reencoded_within_budget() -> None:
 
 def test_a_tight_budget_shrinks_only_as_much_as_needed() -> None:
     data = encode(screenshot(1920, 1080), "PNG")
-    limits = target(budget=40_000)
+    limits = target(budget=40_000, formats=("image/jpeg", "image/webp"))
     result = processed(data, limits)
     assert 400 < result.width < 1568
     assert result.media_type == "image/webp"  # JPEG could not fit text at full size
     assert_fits(result, limits, (1920, 1080))
+
+
+def test_text_no_lossy_floor_fits_goes_as_a_palette_png_before_shrinking_further() -> None:
+    data = encode(screenshot(1920, 1080), "PNG")
+    lossy = processed(data, target(budget=40_000, formats=("image/jpeg", "image/webp")))
+    result = processed(data, target(budget=40_000))
+    assert result.media_type == "image/png" and decode(result.data).mode == "P"
+    assert result.width > lossy.width  # eight grey levels keep more pixels than WebP q40
+    assert_fits(result, target(budget=40_000), (1920, 1080))
 
 
 @pytest.mark.parametrize("formats", [("image/png",), ("image/gif",), ("image/webp",), JPEG_ONLY])
@@ -132,11 +141,20 @@ def test_each_single_output_format_fits(formats: tuple[str, ...]) -> None:
     assert_fits(result, limits, (1280, 720))
 
 
-def test_extreme_aspect_ratio_keeps_one_pixel_at_least() -> None:
-    data = encode(Image.new("RGB", (4000, 10), (200, 30, 30)), "PNG")
+def test_an_extreme_strip_is_refused_not_attached_as_a_1568x2_sliver() -> None:
+    data = encode(Image.new("RGB", (60000, 64), (200, 30, 30)), "PNG")
+    result = refused(data)
+    assert result.reason == (
+        "refused: a 60000x64 strip would be 1568x2 at the 1568 px ceiling, under 13 px across: "
+        "no fit of it shows anything"
+    )
+
+
+def test_a_thin_strip_that_still_shows_something_is_fitted() -> None:
+    data = encode(Image.new("RGB", (4000, 34), (200, 30, 30)), "PNG")
     result = processed(data, target())
-    assert (result.width, result.height) == (1568, 4)
-    assert_fits(result, target(), (4000, 10))
+    assert (result.width, result.height) == (1568, 13)
+    assert_fits(result, target(), (4000, 34))
 
 
 # --- normalization ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ import struct
 from PIL import Image, ImageCms
 
 from visiongate.adapters import ImageTarget, ProcessedImage, RefusedImage, process_image
-from visiongate.adapters.images._repair import drop_corrupt_ancillary_chunks
+from visiongate.adapters.images._container.repair import drop_corrupt_ancillary_chunks
 from visiongate.engine import NativeSettings
 
 TARGET = ImageTarget.create(("image/png", "image/jpeg"), NativeSettings(), None, None)

@@ -19,12 +19,12 @@ from _image_samples import encode, exif_orientation, photo, screenshot, target
 from PIL import Image, ImageCms
 
 from visiongate.adapters.images import ProcessedImage, RefusedImage, _decode, process_image
-from visiongate.adapters.images._batch import (
+from visiongate.adapters.images._decode import decode, decodes_directly, libwebp
+from visiongate.adapters.images._memory import (
     WEBP_PEAK_FACTOR,
     WEBP_STILL_PEAK_FACTOR,
     predicted_peak,
 )
-from visiongate.adapters.images._decode import decode, decodes_directly, libwebp
 
 
 def translucent_photo() -> Image.Image:

@@ -8,6 +8,8 @@ broken. The names here are the stage's whole public surface.
 from __future__ import annotations
 
 from ._batch import ImageWorker, default_worker, process_images, process_images_async
+from ._container.base64_text import decode_base64
+from ._memo import FitCache
 from ._process import process_image, scale_note
 from ._sniff import sniff_media_type
 from ._types import (
@@ -16,17 +18,23 @@ from ._types import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,
+    Region,
     SkippedImage,
+    Uncovered,
 )
 
 __all__ = [
     "OUTPUT_MEDIA_TYPES",
     "BatchResult",
+    "FitCache",
     "ImageTarget",
     "ImageWorker",
     "ProcessedImage",
     "RefusedImage",
+    "Region",
     "SkippedImage",
+    "Uncovered",
+    "decode_base64",
     "default_worker",
     "process_image",
     "process_images",

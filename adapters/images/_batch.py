@@ -1,10 +1,10 @@
 """The images of one tool result: at most N attached, tried in order, off the loop if async.
 
-A worker pool bounds how many images are processed at once, not how much memory they take: a
-64-megapixel image needs hundreds of MB, a screenshot a few. So each image also reserves its
-peak memory, predicted from its header, from the worker's budget before it is decoded, and
-gives it back when done: large images wait for each other while small ones keep flowing. An
-image predicted to need more than the whole budget still runs, alone.
+Images run in a bounded worker pool that also reserves each image's peak memory (`_memory`).
+A tall or wide capture may become several tiles, each taking a slot; the slots free when a
+window of images starts are shared equally among them, so any number in flight gives the
+one-at-a-time result. What the stage made of an image is kept in a fit cache by (content hash,
+target): the same screenshot for the same target is fitted once.
 """
 
 from __future__ import annotations
@@ -13,109 +13,47 @@ import asyncio
 import dataclasses
 import functools
 import hashlib
-import io
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from types import TracebackType
 from typing import Final, ParamSpec, TypeVar
 
-from PIL import Image
-
 from visiongate.engine._settings import NativeSettings
 
-from ._decode import MAX_SOURCE_PIXELS, decodes_directly, fitted_size
-from ._process import base64_length, process_with_digest
-from ._sniff import DECODABLE, sniff_media_type
-from ._types import BatchResult, ImageTarget, ProcessedImage, RefusedImage, SkippedImage
+from ._memo import FitCache, FitKey
+from ._memory import DEFAULT_MEMORY_BUDGET, MemoryBudget, predicted_peak
+from ._process import Processed, base64_length, process_with_digest
+from ._tiles import TallSettings
+from ._types import (
+    BatchResult,
+    ImageTarget,
+    ProcessedImage,
+    RefusedImage,
+    SkippedImage,
+    TiledImage,
+    Uncovered,
+)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 DEFAULT_WORKERS: Final = 2
 """Threads of the default worker: Pillow releases the GIL while it decodes, resizes and encodes."""
-DEFAULT_MEMORY_BUDGET: Final = 1 << 30
-"""Bytes of predicted peak memory that one worker lets run at once (1 GiB)."""
-
-PEAK_FACTOR: Final = 2.0
-"""Peak over width x height x 4 bytes, the goal for every format but WebP: measured 1.5 at
-most for PNG, GIF and the rest (bench/bench_image_memory.py)."""
-WEBP_PEAK_FACTOR: Final = 4.5
-"""An animated WebP (or any WebP when libwebp cannot be loaded) peaks at 4.0 inside Pillow's
-decode alone: libwebp's animation decoder, the only one Pillow uses, keeps two canvases and
-returns a third copy, which Pillow copies once more."""
-WEBP_STILL_PEAK_FACTOR: Final = 2.3
-"""A still WebP is decoded by libwebp's simple API straight into the frame: measured 2.27 at
-most (lossy with a gradient alpha, whose plane libwebp decodes through a 4-byte buffer of its
-own), 2.04 for a many-coloured lossless image, 1.30 for few colours."""
-PROGRESSIVE_FACTOR: Final = 1.0
-"""A progressive JPEG's coefficients stay in memory at full size, whatever the draft scale
-(measured 0.9)."""
-_FLOOR: Final = 1 << 20
+INLINE_BYTES: Final = 64 * 1024
+"""Images smaller than this together are hashed where they are asked for: 0.1 ms of work
+costs less than the hop to a thread."""
 _MIN_SHARE: Final = 4
 """The smallest per-image budget a share can give (ImageTarget's own minimum): an image that
 cannot fit in it is refused with the stage's reason, never attached over the budget."""
 
 
-def predicted_peak(data: bytes, max_edge: int) -> int:
-    """Bytes the stage is predicted to need at its peak for `data`, from the header alone.
+@dataclasses.dataclass(frozen=True)
+class _Job:
+    """What the images of one window are fitted for."""
 
-    Data whose header cannot be read will be refused right after decoding starts; it is
-    predicted to need little.
-    """
-    media_type = sniff_media_type(data)
-    if media_type not in DECODABLE:
-        return _FLOOR
-    try:
-        with Image.open(io.BytesIO(data), formats=[DECODABLE[media_type]]) as image:
-            full = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4
-            if image.format not in ("JPEG", "MPO"):
-                return max(_FLOOR, int(full * _peak_factor(data, image)))
-            progressive = bool(image.info.get("progressive") or image.info.get("progression"))
-            image.draft(None, fitted_size(image.width, image.height, max_edge))
-            drafted = min(image.width * image.height, MAX_SOURCE_PIXELS) * 4  # libjpeg's size
-    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError):
-        return _FLOOR
-    coefficients = full * PROGRESSIVE_FACTOR if progressive else 0
-    return max(_FLOOR, int(drafted * PEAK_FACTOR + coefficients))
-
-
-def _peak_factor(data: bytes, image: Image.Image) -> float:
-    if image.format != "WEBP":
-        return PEAK_FACTOR
-    return WEBP_STILL_PEAK_FACTOR if decodes_directly(data, image) else WEBP_PEAK_FACTOR
-
-
-class MemoryBudget:
-    """Bytes that reservations may hold at once; callers wait until theirs fits."""
-
-    def __init__(self, total: int) -> None:
-        if total < 1:
-            raise ValueError("a memory budget must be positive")
-        self.total = total
-        self._free = total
-        self._changed = threading.Condition()
-
-    @contextmanager
-    def reserve(self, amount: int) -> Iterator[None]:
-        """Hold `amount` bytes (at most the whole budget) for the duration of the block."""
-        amount = max(0, min(amount, self.total))
-        with self._changed:
-            self._changed.wait_for(lambda: self._free >= amount)
-            self._free -= amount
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._free += amount
-                self._changed.notify_all()
-
-    @property
-    def reserved(self) -> int:
-        """Bytes held right now."""
-        with self._changed:
-            return self.total - self._free
+    target: ImageTarget
+    tall: TallSettings
 
 
 class _Planner:
@@ -145,6 +83,7 @@ class _Planner:
         self._attached: list[tuple[int, ProcessedImage]] = []
         self._refused: list[tuple[int, RefusedImage]] = []
         self._skipped: list[tuple[int, SkippedImage]] = []
+        self._uncovered: list[tuple[int, Uncovered]] = []
 
     def next_window(self) -> list[tuple[int, str]]:
         """Candidates (index, digest) that can all run now: no more than the free slots."""
@@ -160,28 +99,37 @@ class _Planner:
             self._cursor += 1
         return window
 
-    def target_for(self, target: ImageTarget, window: Sequence[tuple[int, str]]) -> ImageTarget:
-        """`target` for the images of `window`: its per-image budget, or their equal share of
-        what is left of the result budget when that is smaller."""
+    def job_for(self, target: ImageTarget, window: Sequence[tuple[int, str]]) -> _Job:
+        """What the images of `window` are fitted for: `target`, or their equal share of what
+        is left of the result budget when that is smaller; and the slots each may take."""
+        free = self._settings.max_images - len(self._attached)
+        slots = 1 + max(0, free - len(window)) // max(1, len(window))
+        settings = self._settings
+        tall = TallSettings(settings.tall_images, settings.legibility_scale, slots)
         if self._left is None or not window:
-            return target
-        slots = self._settings.max_images - len(self._attached)
-        expected = max(1, min(slots, len(window) + self._count - self._cursor))
+            return _Job(target, tall)
+        expected = max(1, min(free, len(window) + self._count - self._cursor))
         share = max(_MIN_SHARE, self._left // expected)
+        tall = dataclasses.replace(tall, budget_base64=share)
         if share >= target.budget_base64:
-            return target
-        return dataclasses.replace(target, budget_base64=share)
+            return _Job(target, tall)
+        return _Job(dataclasses.replace(target, budget_base64=share), tall)
 
-    def record(self, index: int, digest: str, result: ProcessedImage | RefusedImage) -> None:
+    def record(self, index: int, digest: str, result: Processed) -> None:
         """Note what became of a candidate from the last window."""
         self._tried += 1
-        if isinstance(result, ProcessedImage):
-            if self._left is not None:
-                self._left = max(0, self._left - base64_length(len(result.data)))
-            self._attached.append((index, result))
-            self._attached_at.setdefault(digest, index)
-        else:
+        if isinstance(result, RefusedImage):
             self._refused.append((index, result))
+            return
+        images = result.tiles if isinstance(result, TiledImage) else (result,)
+        for image in images:
+            if self._left is not None:
+                self._left = max(0, self._left - base64_length(len(image.data)))
+            self._attached.append((index, image))
+        if images:
+            self._attached_at.setdefault(digest, index)
+        if isinstance(result, TiledImage) and result.uncovered is not None:
+            self._uncovered.append((index, result.uncovered))
 
     def result(self) -> BatchResult:
         """The batch outcome; images past the cursor were never looked at."""
@@ -191,6 +139,7 @@ class _Planner:
             skipped=tuple(self._skipped),
             not_tried=tuple(range(self._cursor, self._count)),
             attached_indexes=tuple(index for index, _ in self._attached),
+            uncovered=tuple(self._uncovered),
         )
 
     def _room(self) -> int:
@@ -208,6 +157,19 @@ class _Planner:
         return True
 
 
+def _cached(
+    cache: FitCache | None, job: _Job, digest: str, run: Callable[[], Processed]
+) -> Processed:
+    if cache is None:
+        return run()
+    key = FitKey(digest, job.target, job.tall)
+    found = cache.get(key)
+    if found is None:
+        found = run()
+        cache.put(key, found)
+    return found
+
+
 def process_images(
     images: Sequence[bytes],
     target: ImageTarget,
@@ -215,13 +177,15 @@ def process_images(
     *,
     seen_hashes: frozenset[str] = frozenset(),
     result_budget: int | None = None,
+    fit_cache: FitCache | None = None,
 ) -> BatchResult:
     """Up to `settings.max_images` images made ready, trying at most `settings.candidates`.
 
     A refused image gives its slot to the next; an image whose SHA-256 is in `seen_hashes`
     (already in the conversation) or already attached from this result is skipped with a note.
     `result_budget` bounds the base64 text of all attached images together (a client's message
-    cap): the images share it, each also within `target`'s own budget.
+    cap): the images share it, each also within `target`'s own budget. A tall or wide capture
+    becomes tiles as `settings.tall_images` says. `fit_cache` keeps results for next time.
     """
     digests: dict[int, str] = {}
 
@@ -232,34 +196,63 @@ def process_images(
 
     planner = _Planner(len(images), settings, seen_hashes, digest_of, result_budget)
     while window := planner.next_window():
-        shared = planner.target_for(target, window)
+        job = planner.job_for(target, window)
         for index, digest in window:
-            planner.record(index, digest, process_with_digest(images[index], shared, digest))
+            data = images[index]
+            result = _cached(
+                fit_cache,
+                job,
+                digest,
+                functools.partial(process_with_digest, data, job.target, digest, job.tall),
+            )
+            planner.record(index, digest, result)
     return planner.result()
 
 
 class ImageWorker:
-    """Runs image processing in its own bounded thread pool, so an event loop never waits on it.
+    """Runs image work in its own bounded thread pool, so an event loop never waits on it.
 
     Threads bound how many images run at once; `memory_budget` bounds how much memory they
     take together: each image reserves its peak, predicted from its header, before it is
     decoded, so a few 64-megapixel images wait for each other instead of running together.
+    `fit_cache` (one of its own by default) keeps what each image became.
     """
 
     def __init__(
-        self, max_workers: int = DEFAULT_WORKERS, *, memory_budget: int = DEFAULT_MEMORY_BUDGET
+        self,
+        max_workers: int = DEFAULT_WORKERS,
+        *,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        fit_cache: FitCache | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError("an image worker needs at least one thread")
         self._budget = MemoryBudget(memory_budget)
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="visiongate-image")
+        self.fit_cache = fit_cache if fit_cache is not None else FitCache()
+
+    async def run(self, function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """`function(*args)` in the pool: decoding base64, hashing, validating a large result
+        share the threads (and their bound) with the images themselves."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
+
+    async def _hashed(self, images: Sequence[bytes]) -> list[str]:
+        if sum(map(len, images)) < INLINE_BYTES:
+            return _sha256_all(images)
+        return await self.run(_sha256_all, images)
 
     async def process_image(
         self, data: bytes, target: ImageTarget
     ) -> ProcessedImage | RefusedImage:
-        """`process_image` in the pool."""
-        digest = await self._run(_sha256, data)
-        return await self._run(self._process, data, target, digest)
+        """`process_image` in the pool (one image, never tiles)."""
+        (digest,) = await self._hashed([data])
+        job = _Job(target, TallSettings("shrink"))
+        result = await self._fitted(data, job, digest)
+        assert not isinstance(result, TiledImage)
+        return result
 
     async def process_images(
         self,
@@ -271,25 +264,31 @@ class ImageWorker:
         result_budget: int | None = None,
     ) -> BatchResult:
         """`process_images` in the pool: a window of images runs in parallel, in input order."""
-        digests = await self._run(_sha256_all, images)
+        digests = await self._hashed(images)
         planner = _Planner(len(images), settings, seen_hashes, digests.__getitem__, result_budget)
         while window := planner.next_window():
-            shared = planner.target_for(target, window)
+            job = planner.job_for(target, window)
             results = await asyncio.gather(
-                *(
-                    self._run(self._process, images[index], shared, digest)
-                    for index, digest in window
-                )
+                *(self._fitted(images[index], job, digest) for index, digest in window)
             )
             for (index, digest), result in zip(window, results, strict=True):
                 planner.record(index, digest, result)
         return planner.result()
 
-    def _process(
-        self, data: bytes, target: ImageTarget, digest: str
-    ) -> ProcessedImage | RefusedImage:
-        with self._budget.reserve(predicted_peak(data, target.max_edge_px)):
-            return process_with_digest(data, target, digest)
+    async def _fitted(self, data: bytes, job: _Job, digest: str) -> Processed:
+        cache = self.fit_cache
+        key = FitKey(digest, job.target, job.tall)
+        found = cache.get(key) if cache is not None else None
+        if found is not None:
+            return found
+        result = await self.run(self._process, data, job, digest)
+        if cache is not None:
+            cache.put(key, result)
+        return result
+
+    def _process(self, data: bytes, job: _Job, digest: str) -> Processed:
+        with self._budget.reserve(predicted_peak(data, job.target.max_edge_px)):
+            return process_with_digest(data, job.target, digest, job.tall)
 
     def close(self, *, wait: bool = True) -> None:
         """Stop the threads; queued work is cancelled, running work finishes."""
@@ -306,19 +305,9 @@ class ImageWorker:
     ) -> None:
         self.close()
 
-    async def _run(self, function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
-        )
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
 
 def _sha256_all(images: Sequence[bytes]) -> list[str]:
-    return [_sha256(data) for data in images]
+    return [hashlib.sha256(data).hexdigest() for data in images]
 
 
 _DEFAULT_LOCK: Final = threading.Lock()
@@ -330,7 +319,8 @@ def _cached_default_worker() -> ImageWorker:
 
 
 def default_worker() -> ImageWorker:
-    """The process-wide worker (created on first use; one pool of DEFAULT_WORKERS threads)."""
+    """The process-wide worker (created on first use; one pool of DEFAULT_WORKERS threads, and
+    the process's fit cache)."""
     with _DEFAULT_LOCK:
         return _cached_default_worker()
 

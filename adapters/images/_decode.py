@@ -21,9 +21,9 @@ from typing import Final
 import PIL
 from PIL import ExifTags, Image, UnidentifiedImageError, _imaging
 
-from ._filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
+from ._container.filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
+from ._container.structure import Layout, layout, png_pixel_data
 from ._sniff import DECODABLE
-from ._structure import Layout, layout, png_pixel_data
 from ._types import Refusal
 
 MAX_SOURCE_PIXELS: Final = 1 << 26
@@ -102,12 +102,12 @@ def decode(
     ones (a PNG's zlib stream is then inflated and counted whatever its last row holds).
     """
     structure = layout(data, media_type)
-    with _decoding(media_type):
+    with decoding(media_type):
         if media_type == "image/png":
             Image.open(io.BytesIO(data), formats=["PNG"]).verify()
         image = Image.open(io.BytesIO(data), formats=[DECODABLE[media_type]])
         width, height = image.size
-        _check_pixels(width, height)
+        check_pixels(width, height)
         # Asked before load: for GIF, Pillow answers by rewinding, which drops a loaded frame.
         animated = image.format in _ANIMATED_FORMATS and bool(getattr(image, "is_animated", False))
         _check_frames(_declared_frames(image), width * height)
@@ -118,8 +118,8 @@ def decode(
         if still is None:
             image.load()
         # Both come from the header Pillow read when it opened the file, loaded or not.
-        orientation = _orientation(image)
-        icc_profile = _icc_profile(image)
+        orientation = orientation_of(image)
+        icc_profile = icc_profile_of(image)
         if still is not None:
             first, frames = still, 1
         elif animated:
@@ -155,7 +155,7 @@ class _Source:
 
 
 def _check_filled(source: _Source, structure: Layout, image: Image.Image, *, exact: bool) -> bool:
-    """Refuse pixel data that end before the header's size is filled (see `_filled`).
+    """Refuse pixel data that end before the header's size is filled (see `_container.filled`).
 
     Returns whether the data were found to end exactly where the image does (a PNG's zlib
     stream is only counted when `exact` or when its last row looks unwritten).
@@ -297,7 +297,7 @@ def _detached(image: Image.Image) -> Image.Image:
 
 
 @contextmanager
-def _decoding(media_type: str) -> Iterator[None]:
+def decoding(media_type: str) -> Iterator[None]:
     kind = media_type.removeprefix("image/")
     try:
         yield
@@ -319,7 +319,7 @@ def _detail(error: BaseException) -> str:
     return text.lower().rstrip(".")[:100]
 
 
-def _check_pixels(width: int, height: int) -> None:
+def check_pixels(width: int, height: int) -> None:
     if width < 1 or height < 1:
         raise Refusal(f"refused: image header declares an empty {width}x{height} canvas")
     if width * height > MAX_SOURCE_PIXELS:
@@ -364,11 +364,16 @@ def _next_frame(image: Image.Image, index: int) -> bool:
     return True
 
 
-def _orientation(image: Image.Image) -> int:
-    value = image.getexif().get(ExifTags.Base.Orientation, 1)
+def orientation_of(image: Image.Image) -> int:
+    return orientation_from(image.getexif())
+
+
+def orientation_from(exif: Image.Exif) -> int:
+    """EXIF orientation 1-8; 1 (upright) when absent or out of range."""
+    value = exif.get(ExifTags.Base.Orientation, 1)
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
 
-def _icc_profile(image: Image.Image) -> bytes | None:
+def icc_profile_of(image: Image.Image) -> bytes | None:
     profile = image.info.get("icc_profile")
     return profile if isinstance(profile, bytes) and len(profile) >= 128 else None

@@ -27,6 +27,8 @@ class Codec:
     media_type: str
     lossy: bool
     subsampling: str | None = None
+    colours: int | None = None
+    """A palette of this many colours (quantized, alpha flattened); None: the pixels as they are."""
 
 
 JPEG_444: Final = Codec("image/jpeg", lossy=True, subsampling="4:4:4")
@@ -35,6 +37,8 @@ JPEG_420: Final = Codec("image/jpeg", lossy=True, subsampling="4:2:0")
 """More detail per byte at middle qualities; used when WebP is not accepted."""
 WEBP: Final = Codec("image/webp", lossy=True)
 PNG: Final = Codec("image/png", lossy=False)
+PNG_PALETTE: Final = Codec("image/png", lossy=False, colours=8)
+"""Text in eight grey levels: what dense text is sent as when no lossy floor fits (`_fit`)."""
 GIF: Final = Codec("image/gif", lossy=False)
 
 MAX_EDGES: Final = {
@@ -63,6 +67,8 @@ def prepare(image: Image.Image, codec: Codec) -> Image.Image:
     if codec.media_type == "image/gif":
         flat = flatten(image)
         return flat if flat.mode == "L" else flat.quantize(256, Image.Quantize.FASTOCTREE)
+    if codec.colours is not None:
+        return flatten(image).quantize(codec.colours, Image.Quantize.FASTOCTREE)
     return image
 
 

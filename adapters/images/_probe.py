@@ -9,6 +9,7 @@ predictions are exact and the probe's bytes are reused as the final encode.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from typing import Final
 
@@ -49,7 +50,7 @@ class Probe:
         self._factor = width * height / (self.sample.width * self.sample.height)
         self.encodes = 0
         self.probes = 0
-        self._prepared: dict[tuple[str, bool], Image.Image] = {}
+        self._prepared: dict[tuple[Codec, bool], Image.Image] = {}
         self._encoded: dict[tuple[Codec, int | None], bytes] = {}
         self._calibration: dict[Codec, float] = {}
         self._similarity: dict[tuple[Codec, int | None], float] = {}
@@ -100,7 +101,9 @@ class Probe:
         return self._encoded[key]
 
     def _prepared_image(self, codec: Codec, *, full: bool) -> Image.Image:
-        key = (codec.media_type, full or self.exact)
+        # JPEG's two codecs share one prepared image (flattened); the palette is its own.
+        shared = dataclasses.replace(codec, subsampling=None, lossy=False)
+        key = (shared, full or self.exact)
         if key not in self._prepared:
             self._prepared[key] = prepare(self._whole() if key[1] else self.sample, codec)
         return self._prepared[key]

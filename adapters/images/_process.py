@@ -1,62 +1,100 @@
-"""One image through the stage: sniff, bound, decode, pass through or normalize and fit."""
+"""One image through the stage: sniff, bound, pass through or normalize and fit, or tile.
+
+An image goes as the tool encoded it whenever it can (`_container.passthrough`: its metadata removed
+whole, nothing re-encoded). Otherwise it is decoded and fitted; a re-encode of an image that
+was already in an accepted format first aims at no more bytes than it had (a 2560x1440
+screenshot JPEG of 107 KB must not come back as a 1568x882 JPEG of 168 KB, re-sent on every
+later request), and takes the rest of the budget only if that cannot be done at the quality
+floors. A strip too thin to show anything is refused; a tall or wide capture the ceiling would
+shrink below legibility becomes tiles (`_tiles`), when the caller asks for them.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
+from ._container.passthrough import Header, pass_through, read_header
+from ._container.repair import drop_unused_chunks
 from ._decode import DecodedImage, decode, fitted_size
+from ._encode import PNG, encode
 from ._fit import fit, plan
-from ._repair import drop_unused_chunks
 from ._sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._source import SourceImage
-from ._types import ImageTarget, ProcessedImage, Refusal, RefusedImage
+from ._tiles import TallSettings, TileLayout, factor, strip_reason, tile_layout, tile_note
+from ._types import (
+    MEMORY_REFUSAL,
+    ImageTarget,
+    ProcessedImage,
+    Refusal,
+    RefusedImage,
+    Region,
+    TiledImage,
+    Uncovered,
+)
+
+Processed = ProcessedImage | RefusedImage | TiledImage
 
 
 def process_image(data: bytes, target: ImageTarget) -> ProcessedImage | RefusedImage:
-    """`data` made ready for `target`, or refused with a reason; bad data never raises."""
-    return process_with_digest(data, target, hashlib.sha256(data).hexdigest())
+    """`data` made ready for `target` as one image, or refused with a reason; never raises."""
+    result = process_with_digest(data, target, hashlib.sha256(data).hexdigest())
+    assert not isinstance(result, TiledImage)  # only asked-for tiles are made
+    return result
 
 
 def process_with_digest(
-    data: bytes, target: ImageTarget, digest: str
-) -> ProcessedImage | RefusedImage:
-    """`process_image` for a caller that already hashed `data`."""
+    data: bytes, target: ImageTarget, digest: str, tall: TallSettings | None = None
+) -> Processed:
+    """`process_image` for a caller that already hashed `data`; with `tall`, a tall or wide
+    capture may come back as tiles."""
     sniffed = sniff_media_type(data)
     try:
-        return _process(data, target, digest, sniffed)
+        return _process(data, target, digest, sniffed, tall)
     except Refusal as refusal:
         return RefusedImage(reason=refusal.reason, sha256=digest, sniffed=sniffed)
     except MemoryError:
         # One image too large for what is left of the memory loses its slot, not the call.
-        return RefusedImage(
-            reason="refused: not enough memory to process this image",
-            sha256=digest,
-            sniffed=sniffed,
-        )
+        return RefusedImage(reason=MEMORY_REFUSAL, sha256=digest, sniffed=sniffed)
 
 
-def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None) -> ProcessedImage:
-    original = data
+def _process(
+    data: bytes, target: ImageTarget, digest: str, sniffed: str | None, tall: TallSettings | None
+) -> Processed:
     media_type = _decodable(data, sniffed)
-    if sniffed == "image/png":
-        # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do, and so is
-        # text; the repaired file is re-encoded, as passthrough promises the tool's bytes.
-        data = drop_unused_chunks(data)
-    may_pass = data is original and _bytes_fit(data, media_type, target)
-    decoded, pixels = decode(data, media_type, target.max_edge_px, exact=may_pass)
-    if may_pass and _passes_through(decoded, target):
-        return _processed(
-            decoded,
-            digest,
-            data=data,
-            media_type=decoded.media_type,
-            size=(decoded.width, decoded.height),
-            passthrough=True,
-        )
+    repaired = _repaired(data, sniffed)
+    header = read_header(repaired, media_type)
+    width, height = header.displayed
+    reason = strip_reason(width, height, target.max_edge_px)
+    if reason is not None:
+        raise Refusal(reason)
+    layout = tile_layout(width, height, target.max_edge_px, tall) if tall else None
+    if layout is not None and tall is not None:
+        return _tiled(repaired, header, target, digest, layout, tall)
+    passed = pass_through(data, header, target)
+    if passed is not None:
+        sent, decoded, removed = passed
+        size = (decoded.width, decoded.height)
+        processed = _processed(decoded, digest, data=sent, media_type=media_type, size=size)
+        return dataclasses.replace(processed, passthrough=True, metadata_removed=removed)
+    return _fitted(repaired, len(data), media_type, target, digest)
+
+
+def _repaired(data: bytes, sniffed: str | None) -> bytes:
+    # A bad CRC in an ancillary chunk is discarded, as libpng and browsers do, and so is
+    # text, which Pillow refuses to inflate past its limit.
+    return drop_unused_chunks(data) if sniffed == "image/png" else data
+
+
+def _fitted(
+    data: bytes, source_bytes: int, media_type: str, target: ImageTarget, digest: str
+) -> ProcessedImage:
+    decoded, pixels = decode(data, media_type, target.max_edge_px)
     size = fitted_size(decoded.width, decoded.height, target.max_edge_px)
-    fit_plan = plan(
-        target, decoded.media_type, len(data), decoded.source_width * decoded.source_height, size
-    )
+    pixel_count = decoded.source_width * decoded.source_height
+    fit_plan = plan(target, decoded.media_type, len(data), pixel_count, size)
+    if media_type in target.formats:
+        fit_plan = dataclasses.replace(fit_plan, source_bytes=source_bytes)
     # The source takes the decoded pixels over: from here the working copy is all there is.
     source = SourceImage(pixels, decoded, size)
     del pixels
@@ -71,6 +109,113 @@ def _process(data: bytes, target: ImageTarget, digest: str, sniffed: str | None)
         encodes=encoded.encodes,
         probes=encoded.probes,
     )
+
+
+def _tiled(
+    data: bytes,
+    header: Header,
+    target: ImageTarget,
+    digest: str,
+    layout: TileLayout,
+    tall: TallSettings,
+) -> TiledImage:
+    width, height = header.displayed
+    whole = (max(1, round(width * layout.scale)), max(1, round(height * layout.scale)))
+    tiles: list[ProcessedImage] = []
+    why = _why_uncovered(layout, width, height, target.max_edge_px)
+    if layout.tiles:
+        decoded, pixels = decode(data, header.media_type, max(whole))
+        source = SourceImage(pixels, decoded, whole).upright()
+        del pixels
+        left = tall.budget_base64
+        for index in range(len(layout.tiles)):
+            tile_target = target
+            if left is not None:
+                share = max(4, left // (len(layout.tiles) - index))
+                tile_target = dataclasses.replace(
+                    target, budget_base64=min(target.budget_base64, share)
+                )
+            try:
+                tile = _tile(source, decoded, tile_target, digest, layout, index, len(data))
+            except Refusal as refusal:
+                layout = layout.keeping(index, tall.slots)
+                why = refusal.reason.removeprefix("refused: ")
+                break
+            tiles.append(tile)
+            if left is not None:
+                left -= 4 * ((len(tile.data) + 2) // 3)
+    return TiledImage(tuple(tiles), _uncovered(layout, why), digest)
+
+
+def _why_uncovered(layout: TileLayout, width: int, height: int, max_edge: int) -> str:
+    if layout.tiles:
+        return (
+            f"{len(layout.tiles)} tile(s) at scale {layout.scale:.2f}, the least that keeps "
+            "text legible, take every image slot left in this result"
+        )
+    fitted = fitted_size(width, height, max_edge)
+    return (
+        "the policy sends captures this tall or wide as text (`tall_images: text`); fitted "
+        f"whole it would be {fitted[0]}x{fitted[1]}"
+    )
+
+
+def _tile(
+    source: SourceImage,
+    decoded: DecodedImage,
+    target: ImageTarget,
+    digest: str,
+    layout: TileLayout,
+    index: int,
+    source_bytes: int,
+) -> ProcessedImage:
+    region = layout.tiles[index]
+    size = layout.size(region)
+    share = region.width * region.height / (decoded.width * decoded.height)
+    pixel_count = round(decoded.source_width * decoded.source_height * share)
+    fit_plan = plan(target, decoded.media_type, round(source_bytes * share), pixel_count, size)
+    view = source.region(region.left, region.top, region.right, region.bottom)
+    encoded = fit(view, size, fit_plan)
+    shown = (encoded.width, encoded.height)
+    note = tile_note(
+        index + 1, len(layout.tiles), layout.axis, region, (decoded.width, decoded.height), shown
+    )
+    processed = _processed(
+        decoded,
+        digest,
+        data=encoded.data,
+        media_type=encoded.media_type,
+        size=shown,
+        quality=encoded.quality,
+        encodes=encoded.encodes,
+        probes=encoded.probes,
+    )
+    return dataclasses.replace(
+        processed,
+        scale_x=region.width / shown[0],
+        scale_y=region.height / shown[1],
+        scale_note=note,
+        region=region,
+    )
+
+
+def region_png(data: bytes, region: Region) -> bytes:
+    """The `region` of an image (as displayed) at 1:1, as PNG: what a backend that describes
+    images is given for a part no tile shows. Blocking; raises `Refusal` for bad data."""
+    media_type = _decodable(data, sniff_media_type(data))
+    decoded, pixels = decode(_repaired(data, media_type), media_type, 1 << 20)
+    size = (decoded.width, decoded.height)
+    source = SourceImage(pixels, decoded, size).upright()
+    del pixels
+    view = source.region(region.left, region.top, region.right, region.bottom)
+    return encode(view.at((region.width, region.height)), PNG, None)
+
+
+def _uncovered(layout: TileLayout, reason: str) -> Uncovered | None:
+    if layout.uncovered is None:
+        return None
+    width, height = layout.original
+    return Uncovered(layout.uncovered, width, height, layout.axis, reason, layout.pieces)
 
 
 def _decodable(data: bytes, sniffed: str | None) -> str:
@@ -90,24 +235,6 @@ def base64_length(size: int) -> int:
     return 4 * ((size + 2) // 3)
 
 
-def _bytes_fit(data: bytes, media_type: str, target: ImageTarget) -> bool:
-    """Whether the bytes as they are could be sent: a format and a size the provider takes."""
-    return media_type in target.formats and base64_length(len(data)) <= target.budget_base64
-
-
-def _passes_through(decoded: DecodedImage, target: ImageTarget) -> bool:
-    """Whether the decoded image needs no change a model would notice, and the bytes hold
-    exactly that image: one frame, fully decoded, with nothing before or after it."""
-    return (
-        decoded.bare
-        and max(decoded.width, decoded.height) <= target.max_edge_px
-        and decoded.frames == 1
-        and decoded.orientation == 1
-        # Providers decode CMYK JPEG inconsistently (often with inverted colours).
-        and decoded.mode != "CMYK"
-    )
-
-
 def _processed(
     decoded: DecodedImage,
     digest: str,
@@ -115,7 +242,6 @@ def _processed(
     data: bytes,
     media_type: str,
     size: tuple[int, int],
-    passthrough: bool = False,
     quality: int | None = None,
     encodes: int = 0,
     probes: int = 0,
@@ -131,7 +257,7 @@ def _processed(
         scale_x=decoded.width / width,
         scale_y=decoded.height / height,
         scale_note=scale_note(decoded.width, decoded.height, width, height, decoded.frames),
-        passthrough=passthrough,
+        passthrough=False,
         encodes=encodes,
         sha256=digest,
         source_media_type=decoded.media_type,
@@ -149,15 +275,7 @@ def scale_note(
     else:
         note = (
             f"downscaled from {original_width}x{original_height} to {width}x{height}; "
-            f"multiply x by {_factor(original_width / width)} and y by "
-            f"{_factor(original_height / height)} to map to the original"
+            f"multiply x by {factor(original_width / width)} and y by "
+            f"{factor(original_height / height)} to map to the original"
         )
     return note + (f"; first frame of {frames}" if frames > 1 else "")
-
-
-def _factor(value: float) -> str:
-    """Two decimals, more (up to four) only when they change where a click lands."""
-    text = f"{value:.4f}"
-    while text.endswith("0") and len(text.split(".")[1]) > 2:
-        text = text[:-1]
-    return text

@@ -13,6 +13,7 @@ comes out exactly as a direct resize would give it.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Final
 
@@ -84,7 +85,8 @@ class SourceImage:
         """
         width, height = self._stored(size)
         columns, rows = min(grid, width // tile), min(grid, height // tile)
-        scale_x, scale_y = self._region[2] / width, self._region[3] / height
+        left, top, right, bottom = self._region
+        scale_x, scale_y = (right - left) / width, (bottom - top) / height
         mosaic = Image.new(
             _STRAIGHT.get(self.image.mode, self.image.mode), (columns * tile, rows * tile)
         )
@@ -92,12 +94,67 @@ class SourceImage:
             x = column * (width - tile) // max(1, columns - 1)
             for row in range(rows):
                 y = row * (height - tile) // max(1, rows - 1)
-                box = (x * scale_x, y * scale_y, (x + tile) * scale_x, (y + tile) * scale_y)
+                box = (
+                    left + x * scale_x,
+                    top + y * scale_y,
+                    left + (x + tile) * scale_x,
+                    top + (y + tile) * scale_y,
+                )
                 mosaic.paste(resample(self.image, (tile, tile), box), (column * tile, row * tile))
         return mosaic
 
+    def upright(self) -> SourceImage:
+        """The same image with its working copy turned upright (a copy when it is not already),
+        so regions of it can be named as displayed."""
+        if self._orientation == 1:
+            return self
+        turned = copy.copy(self)
+        operation = _TRANSPOSE[self._orientation]
+        turned.image = self.image.transpose(operation)
+        corners = (
+            _turned_point(operation, self.image.size, self._region[0], self._region[1]),
+            _turned_point(operation, self.image.size, self._region[2], self._region[3]),
+        )
+        (x0, y0), (x1, y1) = corners
+        turned._region = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+        turned._orientation, turned._transposed = 1, False
+        return turned
+
+    def region(self, left: int, top: int, right: int, bottom: int) -> SourceImage:
+        """A view of the part (left, top, right, bottom) of an upright image, as displayed; it
+        shares the working copy, so it costs nothing until it is resampled."""
+        if self._orientation != 1:
+            raise ValueError("regions are taken of an upright image")
+        view = copy.copy(self)
+        x0, y0, x1, y1 = self._region
+        scale_x, scale_y = (x1 - x0) / self.width, (y1 - y0) / self.height
+        view._region = (
+            x0 + left * scale_x,
+            y0 + top * scale_y,
+            x0 + right * scale_x,
+            y0 + bottom * scale_y,
+        )
+        view.width, view.height = right - left, bottom - top
+        return view
+
     def _stored(self, size: tuple[int, int]) -> tuple[int, int]:
         return (size[1], size[0]) if self._transposed else size
+
+
+def _turned_point(
+    operation: Image.Transpose, size: tuple[int, int], x: float, y: float
+) -> tuple[float, float]:
+    """Where the point (x, y) of an image of `size` lands once the image is transposed."""
+    width, height = size
+    return {
+        Image.Transpose.FLIP_LEFT_RIGHT: (width - x, y),
+        Image.Transpose.ROTATE_180: (width - x, height - y),
+        Image.Transpose.FLIP_TOP_BOTTOM: (x, height - y),
+        Image.Transpose.TRANSPOSE: (y, x),
+        Image.Transpose.ROTATE_270: (height - y, x),
+        Image.Transpose.TRANSVERSE: (height - y, width - x),
+        Image.Transpose.ROTATE_90: (y, width - x),
+    }[operation]
 
 
 def reduction(source: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:

@@ -23,6 +23,10 @@ class Refusal(VisiongateError):
         self.reason = reason
 
 
+MEMORY_REFUSAL: Final = "refused: not enough memory to process this image"
+"""The one refusal that says nothing about the image itself (so it is never cached)."""
+
+
 @dataclass(frozen=True)
 class ImageTarget:
     """What the provider accepts for one image: formats, base64 budget and long-edge ceiling."""
@@ -73,6 +77,30 @@ class ImageTarget:
 
 
 @dataclass(frozen=True)
+class Region:
+    """A rectangle of the original image as displayed (after its EXIF orientation), in pixels."""
+
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+    @property
+    def width(self) -> int:
+        return self.right - self.left
+
+    @property
+    def height(self) -> int:
+        return self.bottom - self.top
+
+    def span(self, axis: str) -> str:
+        """`rows 1490-3058` or `columns 0-1568`: the part of the long axis it covers."""
+        if axis == "rows":
+            return f"rows {self.top}-{self.bottom}"
+        return f"columns {self.left}-{self.right}"
+
+
+@dataclass(frozen=True)
 class ProcessedImage:
     """An image ready to attach, with what a model needs to map coordinates back."""
 
@@ -89,7 +117,8 @@ class ProcessedImage:
     scale_note: str
     """One line for the model, e.g. `downscaled from 3000x2000 to 1500x1000; ...`."""
     passthrough: bool
-    """True when `data` are the input bytes, unchanged."""
+    """True when `data` are the input's own encoded pixels: the input bytes, or the input with
+    metadata segments removed whole (`metadata_removed`), never decoded and encoded again."""
     encodes: int
     """Full-size encodes spent (0 for a passthrough)."""
     sha256: str
@@ -100,6 +129,10 @@ class ProcessedImage:
     """Encoder quality of a lossy output; None for passthrough and lossless outputs."""
     probe_encodes: int = 0
     """Encodes of a small sample used to predict sizes (not counted in `encodes`)."""
+    metadata_removed: tuple[str, ...] = ()
+    """What a passthrough left out of the input, e.g. `jpeg comment`, `exif`, `png tEXt chunk`."""
+    region: Region | None = None
+    """The part of the original this image shows when it is one tile of several; None: all."""
 
     @cached_property
     def base64(self) -> str:
@@ -127,6 +160,50 @@ class SkippedImage:
 
 
 @dataclass(frozen=True)
+class Uncovered:
+    """The part of a tall or wide capture that no attached tile shows: it goes the text lane's
+    way (its description, or its `MEDIA:` path and a note naming it)."""
+
+    region: Region
+    original_width: int
+    original_height: int
+    axis: str
+    """`rows` (a tall capture) or `columns` (a wide one)."""
+    reason: str
+    """Why it is not attached, one lower-case line, e.g. `at most 4 images are attached ...`."""
+    pieces: tuple[Region, ...]
+    """The same part cut into legible pieces, for a backend that describes images (at most
+    as many as a result attaches; a part longer than that is described only in part)."""
+
+    @property
+    def whole(self) -> bool:
+        """Whether no part of the image was attached."""
+        return (self.region.width, self.region.height) == (
+            self.original_width,
+            self.original_height,
+        )
+
+    @property
+    def note(self) -> str:
+        """`rows 6694-12000 of the 1280x12000 original are not attached: <reason>`."""
+        size = f"{self.original_width}x{self.original_height}"
+        if self.whole:
+            return f"the {size} original is not attached: {self.reason}"
+        return (
+            f"{self.region.span(self.axis)} of the {size} original are not attached: {self.reason}"
+        )
+
+
+@dataclass(frozen=True)
+class TiledImage:
+    """A tall or wide capture as overlapping tiles along its long axis, and what they leave."""
+
+    tiles: tuple[ProcessedImage, ...]
+    uncovered: Uncovered | None
+    sha256: str
+
+
+@dataclass(frozen=True)
 class BatchResult:
     """What happened to each image of one tool result, by index into the input sequence."""
 
@@ -135,4 +212,7 @@ class BatchResult:
     skipped: tuple[tuple[int, SkippedImage], ...]
     not_tried: tuple[int, ...]
     attached_indexes: tuple[int, ...] = ()
-    """Input index of each attached image, in the same order as `attached`."""
+    """Input index of each attached image, in the same order as `attached` (the tiles of one
+    tall capture share their index)."""
+    uncovered: tuple[tuple[int, Uncovered], ...] = ()
+    """Images whose tiles leave part of them (or all of them) to the text lane, by input index."""

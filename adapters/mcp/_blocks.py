@@ -27,7 +27,6 @@ from __future__ import annotations
 import binascii
 import hashlib
 import re
-from base64 import b64decode
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
@@ -36,7 +35,7 @@ from visiongate.engine._display import one_line
 
 from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
 from .._routed import mark_unverified_media, media_line
-from ..images import sniff_media_type
+from ..images import decode_base64, sniff_media_type
 from ..images._sniff import NOT_IMAGES
 from ._copies import InlineCopy, read_copy
 from ._inline import InlineImage
@@ -276,7 +275,7 @@ def _decode(
     encoded: str, declared: str, index: int, cache: ImageCache, for_model: bool
 ) -> FoundImage:
     try:
-        data = b64decode(encoded, validate=True)
+        data = decode_base64(encoded)
     except (binascii.Error, ValueError):
         # Reported in the text and the record, not raised: one bad block must not sink the rest.
         problem = "refused: its base64 data is invalid"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from visiongate.engine import Decision, ExecutionSettings, NativeSettings, SanitizeSettings
 from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
@@ -28,9 +28,14 @@ from ..images import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,
+    Uncovered,
+    default_worker,
     process_images_async,
     sniff_media_type,
 )
+from ..images._process import region_png
+from ..images._types import Refusal
+from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, ToolResult
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._media import mark_unverified_media
 from ..sanitize._sanitizer import Sanitizer
@@ -43,8 +48,10 @@ from ..vision import (
     describe_or_unavailable_async,
 )
 
-__all__ = ["LaneContext", "attached_summary", "description_block", "image_label"]
+__all__ = ["LaneContext", "attached_summary", "description_block", "holds_images", "image_label"]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 VisionFactory = Callable[[], VisionBackend]
 """Builds (or returns) the auxiliary vision backend; may raise `VisionUnavailable`."""
 _SCREEN_STREAMS = frozenset({"computer_use", "browser"})
@@ -147,6 +154,42 @@ class LaneContext:
         )
         return self._guarded(batch)
 
+    async def off_loop(
+        self, touches_images: bool, function: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
+        """`function(*args)` on the image stage's worker threads when it touches image data
+        (decoding base64, hashing, writing the cache), else right here: a result without
+        images costs less than the hop to a thread."""
+        if not touches_images:
+            return function(*args, **kwargs)
+        return await default_worker().run(function, *args, **kwargs)
+
+    async def uncovered(
+        self, name: str, image: bytes, media_path: str | None, part: Uncovered
+    ) -> tuple[list[str], list[tuple[str, DescriptionNote]]]:
+        """What goes the text lane's way for the part of a tall capture no tile shows: with
+        `describe`, a description of each legible piece of it (with the part it shows, e.g.
+        `rows 6707-8449`); always a note naming the part and where the whole image is."""
+        where = "its MEDIA: path" if media_path else "the tool's file"
+        note = f"{name}: {part.note}; the whole image is at {where}"
+        if self.text_action != "describe":
+            return [f"[{note}]"], []
+        described: list[tuple[str, DescriptionNote]] = []
+        end = part.region.top if part.axis == "rows" else part.region.left
+        for piece in part.pieces:
+            try:
+                crop = await self.off_loop(True, region_png, image, piece)
+            except (Refusal, MemoryError):
+                break  # the same bytes fitted a moment ago; say where the description stops
+            piece_note = await self.describe(crop, "image/png", media_path)
+            described.append((piece.span(part.axis), piece_note))
+            end = piece.bottom if part.axis == "rows" else piece.right
+        whole_end = part.original_height if part.axis == "rows" else part.original_width
+        rest = f"; {part.axis} past {end} are not described" if end < whole_end else ""
+        if described:
+            note += f"; described above from its pixels{rest}"
+        return [f"[{note}]"], described
+
     def _guarded(self, batch: BatchResult) -> BatchResult:
         """`batch` with the images the payload guard withholds moved to `refused`."""
         sent, withheld = guard_images(
@@ -221,6 +264,15 @@ class _Unavailable:
         self, image: bytes, media_type: str, *, question: str | None = None
     ) -> Description:
         raise VisionUnavailable(self._reason)
+
+
+def holds_images(result: ToolResult) -> bool:
+    """Whether a result holds a base64 payload (an image block or an embedded blob)."""
+    return any(
+        isinstance(block, ImageBlock)
+        or (isinstance(block, EmbeddedBlock) and isinstance(block.resource, BlobContents))
+        for block in result.content
+    )
 
 
 def description_block(

@@ -29,7 +29,6 @@ Choices an agent developer should know:
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
-from ._lane import LaneContext, attached_summary, description_block, image_label
+from ._lane import LaneContext, attached_summary, description_block, holds_images, image_label
 from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
 from ._user import user_parts
 
@@ -87,7 +86,8 @@ async def route_mcp(
     sanitizer = context.sanitizer()
     clean = sanitize_call_tool_result(decoded_text_blobs(read_tool_result(result)), sanitizer)
     user_only = context.execution.user_only
-    read = await asyncio.to_thread(read_result, clean, context.cache, user_only)
+    # Decoding, hashing and caching the images: on the image workers, never on the loop.
+    read = await context.off_loop(holds_images(clean), read_result, clean, context.cache, user_only)
     declared = output_schema is not None
     shares = Shares.of(read, context.result_budget, declared)
     user = await user_parts(read, context, shares.user)
@@ -134,9 +134,8 @@ def _descriptions(outcome: _Outcome, sanitizer: Sanitizer) -> tuple[list[str], i
     lines: list[str] = []
     marked = 0
     for note, done in zip(outcome.descriptions, outcome.described, strict=True):
-        block, count = description_block(
-            f"image {done['index']}", note.media_path, note.text, sanitizer
-        )
+        name = f"image {done['index']}" + (f", {done['part']}" if "part" in done else "")
+        block, count = description_block(name, note.media_path, note.text, sanitizer)
         lines += block
         marked += count
     return lines, marked
@@ -182,7 +181,31 @@ async def _native(read: ReadResult, context: LaneContext) -> _Outcome:
         return outcome
     batch = await context.attach([found.data for found in usable])
     _apply_batch(batch, usable, outcome, context)
+    await _uncovered(batch, usable, outcome, context)
     return outcome
+
+
+async def _uncovered(
+    batch: BatchResult, usable: list[FoundImage], outcome: _Outcome, context: LaneContext
+) -> None:
+    """What tiles leave of tall captures: a note each, and descriptions where the lane says."""
+    for position, part in batch.uncovered:
+        found = usable[position]
+        notes, described = await context.uncovered(
+            f"image {found.index}", found.data, found.path, part
+        )
+        outcome.notes += notes
+        for shown, note in described:
+            outcome.descriptions.append(note)
+            outcome.described.append(
+                {
+                    "index": found.index,
+                    "part": shown,
+                    "ok": note.ok,
+                    "backend": note.backend,
+                    "reason": note.reason,
+                }
+            )
 
 
 def _apply_batch(

@@ -1,21 +1,22 @@
 """Route computer-use and browser screenshots: one image, one decision, like every source.
 
 Native lane: the screenshot fitted to the route, with its scale note so the model can map
-coordinates back to the screen. Text lane (`describe`, the default for both sources): the
-auxiliary backend's description, before the tool's own text and framed with the image it
-describes; if that backend fails the model reads a clear "vision unavailable" note and the
-pixels still stay out. Browser screenshots keep their path in the
-text (`MEDIA:<path>`, written to the cache when the tool gave none); computer-use
-screenshots name a path only when the tool gave one, since a computer-use loop takes one every
-step and would fill the cache.
+coordinates back to the screen; a full-page capture too tall to be legible whole comes as
+tiles, and what the tiles leave goes the text lane's way. Text lane (`describe`, the default
+for both sources): the auxiliary backend's description, before the tool's own text and framed
+with the image it describes; if that backend fails the model reads a clear "vision
+unavailable" note and the pixels still stay out. Every screenshot keeps its path in the text
+(`MEDIA:<path>`), written to the image cache (0600, content-addressed, as MCP images are) when
+the tool gave none, so the model can always ask for the file, in both lanes. A computer-use
+loop repeats unchanged screens often: those are one file.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._cache import UNKNOWN_EXTENSION, extension_for
 from .._routed import RoutedResult, mark_unverified_media, media_line
 from ..images import BatchResult, ProcessedImage, sniff_media_type
 from ..sanitize._sanitizer import Sanitizer
@@ -44,8 +45,9 @@ class SingleImage:
 class _Outcome:
     action: str
     lines: list[str] = field(default_factory=list)
-    image: ProcessedImage | None = None
-    description: DescriptionNote | None = None
+    images: list[ProcessedImage] = field(default_factory=list)
+    descriptions: list[tuple[str, DescriptionNote]] = field(default_factory=list)
+    """Each description with the name of what it describes (`the screenshot`, or a part)."""
     execution: dict[str, Any] = field(default_factory=dict)
 
 
@@ -56,8 +58,8 @@ async def route_screenshot(
     if context.source not in SCREENSHOT_SOURCES:
         raise ValueError(f"`{context.source}` is not a screenshot source")
     sniffed = sniff_media_type(image)
-    if context.source == "browser" and path is None and sniffed is not None:
-        cached = await asyncio.to_thread(context.cache.write, image, sniffed)
+    if path is None and extension_for(sniffed) != UNKNOWN_EXTENSION:
+        cached = await context.off_loop(True, context.cache.write, image, sniffed)
         path = str(cached.path)
     return await route_single(SingleImage(image, "screenshot", text, path), context)
 
@@ -71,7 +73,7 @@ async def route_single(item: SingleImage, context: LaneContext) -> RoutedResult:
     execution = {
         "action": outcome.action,
         "bytes_before": len(item.data),
-        "bytes_after": len(outcome.image.data) if outcome.image is not None else 0,
+        "bytes_after": sum(len(image.data) for image in outcome.images),
         "media_paths": list(paths),
         "unverified_media_lines": unverified,
         **outcome.execution,
@@ -81,8 +83,8 @@ async def route_single(item: SingleImage, context: LaneContext) -> RoutedResult:
         lane=context.lane,
         text="\n".join(lines),
         route=context.route,
-        images=(outcome.image,) if outcome.image is not None else (),
-        descriptions=(outcome.description,) if outcome.description is not None else (),
+        images=tuple(outcome.images),
+        descriptions=tuple(note for _, note in outcome.descriptions),
         media_paths=paths,
         tool_name=context.source,
         record=context.record(execution, sanitizer.counts()),
@@ -94,10 +96,8 @@ def _lines(item: SingleImage, outcome: _Outcome, sanitizer: Sanitizer) -> tuple[
     """The text lines, and how many `MEDIA:` lines in the tool's or backend's text were marked."""
     own_text, unverified = mark_unverified_media(sanitizer.text(item.text, "text"))
     lines: list[str] = []
-    if outcome.description is not None:
-        block, count = description_block(
-            f"the {item.label}", item.path, outcome.description.text, sanitizer
-        )
+    for name, description in outcome.descriptions:
+        block, count = description_block(name, item.path, description.text, sanitizer)
         lines += block
         unverified += count
     if own_text:
@@ -119,16 +119,26 @@ async def _carry_out(item: SingleImage, context: LaneContext) -> _Outcome:
 async def _native(item: SingleImage, context: LaneContext) -> _Outcome:
     outcome = _Outcome("attach")
     batch = await context.attach([item.data])
-    if batch.attached:
-        image = batch.attached[0]
-        outcome.image = image
+    for image in batch.attached:
+        outcome.images.append(image)
         outcome.lines.append(f"[{item.label} attached: {image_label(image)}; {image.scale_note}]")
-        outcome.execution["attached"] = [attached_summary(1, image, len(item.data))]
-        return outcome
-    reason = _first_reason(batch)
-    outcome.lines.append(f"[{item.label} not attached: {reason}]")
-    outcome.execution["refused"] = [{"index": 1, "reason": reason}]
+    outcome.execution["attached"] = [
+        attached_summary(1, image, len(item.data)) for image in batch.attached
+    ]
+    for _, part in batch.uncovered:
+        notes, described = await context.uncovered(item.label, item.data, item.path, part)
+        outcome.lines += notes
+        outcome.descriptions += [(f"the {item.label}, {name}", note) for name, note in described]
+        outcome.execution["described"] = [_said(note) for _, note in described]
+    if not batch.attached and not batch.uncovered:
+        reason = _first_reason(batch)
+        outcome.lines.append(f"[{item.label} not attached: {reason}]")
+        outcome.execution["refused"] = [{"index": 1, "reason": reason}]
     return outcome
+
+
+def _said(note: DescriptionNote) -> dict[str, Any]:
+    return {"index": 1, "ok": note.ok, "backend": note.backend, "reason": note.reason}
 
 
 def _first_reason(batch: BatchResult) -> str:
@@ -143,10 +153,8 @@ async def _describe(item: SingleImage, context: LaneContext) -> _Outcome:
     outcome = _Outcome("describe")
     media_type = sniff_media_type(item.data) or _UNKNOWN_MEDIA_TYPE
     note = await context.describe(item.data, media_type, item.path, item.question)
-    outcome.description = note
-    outcome.execution["described"] = [
-        {"index": 1, "ok": note.ok, "backend": note.backend, "reason": note.reason}
-    ]
+    outcome.descriptions.append((f"the {item.label}", note))
+    outcome.execution["described"] = [_said(note)]
     return outcome
 
 

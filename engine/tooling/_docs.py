@@ -188,7 +188,8 @@ def _invariants(policy: Policy) -> list[str]:
 def _native_row(label: str, settings: NativeSettings) -> str:
     return (
         f"| {label} | {settings.max_images} | {settings.candidates} | "
-        f"{settings.embed_target_bytes} | {settings.max_edge_px} |"
+        f"{settings.embed_target_bytes} | {settings.max_edge_px} | {settings.tall_images} | "
+        f"{settings.legibility_scale:g} |"
     )
 
 
@@ -199,8 +200,9 @@ def _execution(policy: Policy) -> list[str]:
         "",
         "How an adapter carries out each lane (defaults filled in).",
         "",
-        "| native lane | max_images | candidates | embed_target_bytes | max_edge_px |",
-        "|---|---|---|---|---|",
+        "| native lane | max_images | candidates | embed_target_bytes | max_edge_px | "
+        "tall_images | legibility_scale |",
+        "|---|---|---|---|---|---|---|",
         _native_row("every source", execution.native),
     ]
     for source in SOURCES:

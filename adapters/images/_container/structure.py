@@ -6,7 +6,7 @@ or a ZIP appended to a PNG makes a polyglot), a second image, and metadata that 
 needs to show the pixels (comments, text chunks, EXIF, XMP, colour profiles, unknown chunks)
 are all reported as extras. Any extra sends the image to be re-encoded from its pixels, which
 writes none of them. The walk also finds what tells whether the pixel data fill the size
-the header declares, which Pillow does not check (see `_filled`): a PNG's zlib stream is
+the header declares, which Pillow does not check (see `filled`): a PNG's zlib stream is
 inflated and counted here, a JPEG's entropy-coded segments are located here.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from ._repair import PNG_SIGNATURE
+from .repair import PNG_SIGNATURE
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def _after_end(data: bytes, end: int) -> list[str]:
 
 # --- PNG -------------------------------------------------------------------------------------
 
-_PNG_DISPLAY_CHUNKS: Final = frozenset(
+PNG_DISPLAY_CHUNKS: Final = frozenset(
     {
         *(b"IHDR", b"PLTE", b"IDAT", b"IEND"),
         *(b"tRNS", b"gAMA", b"cHRM", b"sRGB", b"sBIT", b"pHYs", b"bKGD"),
@@ -68,6 +68,9 @@ _PNG_DISPLAY_CHUNKS: Final = frozenset(
 )
 """Chunks that say how to show the pixels and carry no free text."""
 _CHANNELS: Final = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+_DEPTHS: Final = {0: (1, 2, 4, 8, 16), 2: (8, 16), 3: (1, 2, 4, 8), 4: (8, 16), 6: (8, 16)}
+"""Bit depths the PNG specification allows for each colour type."""
+_FILTER_TYPES: Final = bytes(range(5))
 _ADAM7: Final = (
     (0, 0, 8, 8),
     (4, 0, 8, 8),
@@ -82,7 +85,7 @@ _INFLATE_STEP: Final = 1 << 20
 """Bytes inflated at a time while counting: memory stays bounded whatever the image size."""
 
 
-def _png_chunks(data: bytes) -> Iterator[tuple[bytes, int, int]]:
+def png_chunks(data: bytes) -> Iterator[tuple[bytes, int, int]]:
     """(type, start of body, end of chunk) for each whole chunk, up to and including IEND."""
     position = len(PNG_SIGNATURE)
     while position + 12 <= len(data):
@@ -97,14 +100,14 @@ def _png_chunks(data: bytes) -> Iterator[tuple[bytes, int, int]]:
 def _png(data: bytes) -> Layout:
     extras: list[str] = []
     end = len(PNG_SIGNATURE)
-    for kind, _, chunk_end in _png_chunks(data):
+    for kind, _, chunk_end in png_chunks(data):
         end = chunk_end
-        if kind not in _PNG_DISPLAY_CHUNKS:
-            extras.append(f"png `{_chunk_name(kind)}` chunk")
+        if kind not in PNG_DISPLAY_CHUNKS:
+            extras.append(f"png `{chunk_name(kind)}` chunk")
     return Layout(_unique(extras + _after_end(data, end)))
 
 
-def _chunk_name(kind: bytes) -> str:
+def chunk_name(kind: bytes) -> str:
     return kind.decode("ascii") if kind.isalpha() else "unknown"
 
 
@@ -118,6 +121,9 @@ class PixelData:
     """Bytes the stream inflates to, counted up to one past `declared`."""
     exact: bool
     """The stream ends cleanly exactly there, with no data after it."""
+    filters_valid: bool = False
+    """Every row starts with one of the five filter types (checked only without interlacing:
+    an interlaced image's rows are of seven widths)."""
 
     @property
     def short(self) -> bool:
@@ -127,19 +133,21 @@ class PixelData:
 
 def png_pixel_data(data: bytes) -> PixelData | None:
     """Inflate the IDAT stream and count it; None when the header cannot be read."""
-    chunks = list(_png_chunks(data))
+    chunks = list(png_chunks(data))
     if not chunks or chunks[0][0] != b"IHDR" or chunks[0][2] - chunks[0][1] != 17:
         return None
     width, height, depth, colour, _, _, interlace = struct.unpack_from(
         ">IIBBBBB", data, chunks[0][1]
     )
-    if colour not in _CHANNELS:
+    if depth not in _DEPTHS.get(colour, ()):
         return None
-    declared = _declared_bytes(width, height, depth * _CHANNELS[colour], interlace == 1)
+    bits = depth * _CHANNELS[colour]
+    declared = _declared_bytes(width, height, bits, interlace == 1)
+    stride = 0 if interlace else 1 + (width * bits + 7) // 8
     view = memoryview(data)
     idat = [view[start : end - 4] for kind, start, end in chunks if kind == b"IDAT"]
-    found, clean = _inflated_length(idat, declared)
-    return PixelData(declared, found, clean and found == declared)
+    found, clean, filters = _inflated_length(idat, declared, stride)
+    return PixelData(declared, found, clean and found == declared, filters and stride > 0)
 
 
 def _declared_bytes(width: int, height: int, bits: int, interlaced: bool) -> int:
@@ -153,21 +161,30 @@ def _declared_bytes(width: int, height: int, bits: int, interlaced: bool) -> int
     return total
 
 
-def _inflated_length(chunks: list[memoryview], declared: int) -> tuple[int, bool]:
-    """Bytes inflated (counting stops past `declared`) and whether the stream ended cleanly."""
+def _inflated_length(
+    chunks: list[memoryview], declared: int, stride: int
+) -> tuple[int, bool, bool]:
+    """Bytes inflated (counting stops past `declared`), whether the stream ended cleanly, and
+    whether every `stride`-th byte (a row's filter type, when `stride`) is a valid one."""
     stream = zlib.decompressobj()
     found = 0
+    filters = True
     try:
         for chunk in chunks:
             pending: bytes | memoryview = chunk
             while pending and found <= declared:
-                found += len(stream.decompress(pending, _INFLATE_STEP))
+                piece = stream.decompress(pending, _INFLATE_STEP)
+                if stride:
+                    filters = filters and not piece[-found % stride :: stride].translate(
+                        None, _FILTER_TYPES
+                    )
+                found += len(piece)
                 pending = stream.unconsumed_tail
             if found > declared:
-                return found, False
+                return found, False, filters
     except zlib.error:
-        return found, False
-    return found, stream.eof and not stream.unused_data
+        return found, False, filters
+    return found, stream.eof and not stream.unused_data, filters
 
 
 # --- JPEG ------------------------------------------------------------------------------------
@@ -183,13 +200,13 @@ _SEQUENTIAL_HUFFMAN: Final = frozenset({0xC0, 0xC1})
 _TABLES: Final = frozenset({0xC4, 0xCC, 0xDB, 0xDC})
 _DISPLAY_APPS: Final = {0xE0: (b"JFIF\x00",), 0xEE: (b"Adobe",)}
 """Application segments a decoder reads to show the pixels: JFIF and Adobe's colour transform."""
-_JFIF_WITHOUT_THUMBNAIL: Final = 14
+JFIF_WITHOUT_THUMBNAIL: Final = 14
 _NAMED_APPS: Final = {
     (0xE1, b"Exif\x00"): "exif",
     (0xE1, b"http://ns.adobe.com/xap/1.0/\x00"): "xmp",
     (0xE2, b"ICC_PROFILE\x00"): "icc profile",
 }
-_SCAN_END: Final = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
+SCAN_END: Final = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
 """The first marker that ends entropy-coded data (stuffed zeros and restarts do not)."""
 _RESTART: Final = re.compile(rb"\xff[\xd0-\xd7]")
 
@@ -279,7 +296,7 @@ def _metadata(marker: int, body: bytes, extras: list[str]) -> None:
         extras.append("jpeg comment")
         return
     if any(body.startswith(tag) for tag in _DISPLAY_APPS.get(marker, ())):
-        if body.startswith(b"JFIF") and len(body) > _JFIF_WITHOUT_THUMBNAIL:
+        if body.startswith(b"JFIF") and len(body) > JFIF_WITHOUT_THUMBNAIL:
             extras.append("jfif thumbnail")
         return
     named = (
@@ -290,7 +307,7 @@ def _metadata(marker: int, body: bytes, extras: list[str]) -> None:
 
 def _scan(data: bytes, start: int, header: bytes, walk: _JpegWalk) -> int:
     """Skip one scan's entropy-coded data; note where each of its segments ends."""
-    found = _SCAN_END.search(data, start)
+    found = SCAN_END.search(data, start)
     end = found.start() if found is not None else len(data)
     while end > start and data[end - 1] == 0xFF:
         end -= 1  # fill bytes belong to the marker, not to the scan
@@ -323,19 +340,21 @@ def _ceil(numerator: int, denominator: int) -> int:
 
 # --- GIF -------------------------------------------------------------------------------------
 
-_GIF_LOOPS: Final = (b"NETSCAPE2.0", b"ANIMEXTS1.0")
+GIF_LOOPS: Final = (b"NETSCAPE2.0", b"ANIMEXTS1.0")
 """Application extensions that only say how often an animation loops."""
 
 
 def _gif(data: bytes) -> Layout:
     extras: list[str] = []
-    position = 13 + _colour_table(data, 10)
+    position = 13 + gif_colour_table(data, 10)
     while position < len(data):
         block = data[position]
         if block == 0x3B:  # trailer
             return Layout(_unique(extras + _after_end(data, position + 1)))
         if block == 0x2C:
-            position = _skip_sub_blocks(data, position + 10 + _colour_table(data, position + 9) + 1)
+            position = skip_gif_sub_blocks(
+                data, position + 10 + gif_colour_table(data, position + 9) + 1
+            )
         elif block == 0x21 and position + 1 < len(data):
             position = _gif_extension(data, position, extras)
         else:
@@ -343,12 +362,12 @@ def _gif(data: bytes) -> Layout:
     return Layout(_unique([*extras, "the image structure is cut short"]))
 
 
-def _colour_table(data: bytes, flags_at: int) -> int:
+def gif_colour_table(data: bytes, flags_at: int) -> int:
     flags = data[flags_at] if flags_at < len(data) else 0
     return 3 << ((flags & 0x07) + 1) if flags & 0x80 else 0
 
 
-def _skip_sub_blocks(data: bytes, position: int) -> int:
+def skip_gif_sub_blocks(data: bytes, position: int) -> int:
     while position < len(data) and data[position]:
         position += 1 + data[position]
     return position + 1
@@ -360,16 +379,16 @@ def _gif_extension(data: bytes, position: int, extras: list[str]) -> int:
         extras.append("gif comment")
     elif label == 0x01:
         extras.append("gif plain text")
-    elif label == 0xFF and data[position + 3 : position + 14] not in _GIF_LOOPS:
+    elif label == 0xFF and data[position + 3 : position + 14] not in GIF_LOOPS:
         extras.append("gif application extension")
     elif label not in (0xF9, 0xFF):
         extras.append(f"gif extension {label:#04x}")
-    return _skip_sub_blocks(data, position + 2)
+    return skip_gif_sub_blocks(data, position + 2)
 
 
 # --- WebP ------------------------------------------------------------------------------------
 
-_WEBP_DISPLAY_CHUNKS: Final = frozenset({b"VP8 ", b"VP8L", b"VP8X", b"ALPH", b"ANIM", b"ANMF"})
+WEBP_DISPLAY_CHUNKS: Final = frozenset({b"VP8 ", b"VP8L", b"VP8X", b"ALPH", b"ANIM", b"ANMF"})
 
 
 def _webp(data: bytes) -> Layout:
@@ -379,8 +398,8 @@ def _webp(data: bytes) -> Layout:
     while position + 8 <= min(declared_end, len(data)):
         kind = data[position : position + 4]
         size = int.from_bytes(data[position + 4 : position + 8], "little")
-        if kind not in _WEBP_DISPLAY_CHUNKS:
-            extras.append(f"webp `{_chunk_name(kind.strip())}` chunk")
+        if kind not in WEBP_DISPLAY_CHUNKS:
+            extras.append(f"webp `{chunk_name(kind.strip())}` chunk")
         position += 8 + size + (size & 1)
     return Layout(_unique(extras))
 
