@@ -277,3 +277,19 @@ def test_the_catalog_commands_json_follows_their_schemas(
     for argv in (["anthropic"], ["anthropic", NEW_MODEL], ["openruter"]):
         main(["catalog", "show", *argv, "--json"])
         validate_output("catalog-show", json.loads(capsys.readouterr().out))
+
+
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        ("anthropc", "did you mean `anthropic`?"),
+        ("nosuchprovider", "none of its"),
+    ],
+)
+def test_an_unknown_section_gets_a_near_name_never_a_wall_of_all_of_them(
+    section: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "show", section]) == 1
+    out = capsys.readouterr().out
+    assert said in out
+    assert out.count("`") < 12, out  # a hint, not every one of the catalog's sections

@@ -24,9 +24,10 @@ def test_decide_with_facts_and_a_config_carries_its_near_miss_warning(
     config = tmp_path / "agent.yaml"
     config.write_text(NEAR_MISS)
     argv = ["decide", "--facts", FACTS, "--config", str(config)]
-    code, out, _err = run(capsys, *argv, *(["--json"] if form == "json" else []))
+    code, out, err = run(capsys, *argv, *(["--json"] if form == "json" else []))
     assert code == 0
-    warnings = json.loads(out)["warnings"] if form == "json" else out.splitlines()
+    # JSON carries it in the document; the text form says it on standard error.
+    warnings = json.loads(out)["warnings"] if form == "json" else err.splitlines()
     assert any("`embed_taget_bytes`" in w and "`embed_target_bytes`" in w for w in warnings), out
 
 

@@ -11,10 +11,10 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from visiongate._display import one_line
 from visiongate._errors import VisiongateError
 
 from .._diagnostics import Diagnostic, Location
-from .._display import one_line
 
 DocumentPath = tuple[str | int, ...]
 

@@ -27,7 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from .._display import one_line
+from visiongate._display import one_line
+
 from .._files import replace_file
 from ._keys import model_id, provider_key, route_key
 

@@ -47,8 +47,19 @@ def show_document(
     document["models"] = [{"id": name, "input": list(inputs)} for name, inputs in models]
     document["known"] = bool(models)
     if not models:
-        document["hint"] = did_you_mean(provider_key(provider), sorted(catalog.providers))
+        document["hint"] = _section_hint(provider_key(provider), sorted(catalog.providers))
     return document
+
+
+def _section_hint(provider: str, sections: list[str]) -> str:
+    """A near name when there is one; never a wall of every section (models.dev has 150)."""
+    hint = did_you_mean(provider, sections)
+    if hint.startswith("did you mean") or len(sections) <= 12:
+        return hint
+    return (
+        f"none of its {len(sections)} sections is close; sections are models.dev provider ids "
+        "such as `anthropic`, `openai`, `google`, `openrouter`"
+    )
 
 
 def render_show(document: dict[str, Any]) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from visiongate._display import json_text, visible
+
 from .._compile import CellVerdict
-from .._display import json_text, visible
 from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy
 from .._vocabulary import SOURCES, Cell, all_cells, format_cell

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._display import visible
+from visiongate._display import visible
+
 from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy, condition_matches
 from .._settings import CHANNEL_NOTES, INVISIBLE_CHANNELS, NativeSettings

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._display import visible
+from visiongate._display import visible
+
 from .._load import CompiledPolicy
 from .._policy import Rule, unmet_fact
 from .._vocabulary import FACT_NAMES, FACTS, Cell, all_cells, cell_facts

@@ -17,7 +17,7 @@ from ._filters import FilterHits, Query
 from ._inputs import InputError, TraceInput, framing, lines
 from ._media import first_reason, media_counts
 from ._policies import PolicyStatus, Standing, file_sha256, policy_status
-from ._read import Malformed, PolicyKey, Row, parse_line
+from ._read import Facts, Malformed, PolicyKey, Row, parse_line
 from ._result import (
     DIMENSIONS,
     AuditResult,
@@ -158,7 +158,7 @@ class Builder:
                 self.minutes = None  # a long trace: the report counts hours
         if self.hourly_names:
             self._hour(row, key)
-        if row.lane == "native" and row.facts.catalog != "vision":
+        if row.lane == "native" and _unconfirmed(row.facts):
             self.unconfirmed_count += 1
             if len(self.unconfirmed) < SAMPLES:
                 self.unconfirmed.append(_sample(row, file, number))
@@ -384,3 +384,11 @@ def _sum_numbers(totals: dict[str, int], section: Mapping[str, Any], prefix: str
             totals[key] = amount
         else:
             totals[OTHER] = totals.get(OTHER, 0) + amount
+
+
+def _unconfirmed(facts: Facts) -> bool:
+    """Pixels for a model the catalog does not confirm reads them: a finding, except an
+    unknown model under `image_input_mode: native`, the operator's override the seed names
+    for proxy aliases the catalog does not know. Native on a model the catalog calls
+    text-only stays one: the seed warns the provider then errors or falls back to text."""
+    return facts.catalog == "no_vision" or (facts.catalog == "unknown" and facts.mode != "native")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._display import visible
+from visiongate._display import visible
+
 from ..._vocabulary import FACT_NAMES
 from ._policies import Standing, policy_status
 from ._read import TraceRecord

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from ..._display import json_text, visible
+from visiongate._display import json_text, visible
+
 from ._policies import Standing
 from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, policy_label
 
@@ -96,7 +97,7 @@ def render_text(result: AuditResult) -> str:
     ]
     lines += _listed("decided under a policy other than its current content", result.stale)
     lines += _listed(
-        "native lane for models the catalog calls no_vision or unknown",
+        "native lane for models the catalog calls no_vision (or unknown, outside native mode)",
         result.unconfirmed_native,
     )
     warned = result.warned_decisions

@@ -161,7 +161,8 @@ class AuditResult:
     policies: tuple[PolicyUse, ...]
     stale: Finding
     unconfirmed_native: Finding
-    """Native decisions for models the catalog calls `no_vision` or `unknown`."""
+    """Native decisions for models the catalog calls `no_vision`, or `unknown` unless
+    `image_input_mode: native` asked for them (the override for aliases it does not know)."""
     malformed: Finding
     malformed_lines: tuple[Malformed, ...]
     warnings: Mapping[str, int]

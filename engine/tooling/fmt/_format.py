@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from visiongate._display import one_line
 from visiongate._errors import VisiongateError
 
 from ..._diagnostics import Diagnostic
-from ..._display import one_line
 from ..._yaml import load_yaml
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree

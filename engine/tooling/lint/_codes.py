@@ -112,7 +112,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
 )
 
 LINT_CODES: Final[dict[str, LintCode]] = {entry.code: entry for entry in _CODES}
-POLICY_CATEGORIES: Final = ("file", "yaml", "schema", "table", "lint")
+POLICY_CATEGORIES: Final = ("file", "yaml", "schema", "text", "table", "lint")
 """The categories of what `lint` reports on a policy file; the others are other files'."""
 
 DOCS_DIR: Final = "policy_docs/lint"

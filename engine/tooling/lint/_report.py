@@ -13,9 +13,9 @@ from typing import Any
 from urllib.parse import quote
 
 from visiongate import __version__
+from visiongate._display import json_text, visible_lines
 
 from ..._diagnostics import SEVERITY_RANK, Diagnostic
-from ..._display import json_text, visible_lines
 from .._junit import Case, Problem, Suite, render_junit
 from ._check import FileReport, LintReport
 from ._codes import LINT_CODES, docs_path, lint_code

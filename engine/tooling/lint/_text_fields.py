@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from visiongate._display import unsafe_characters, visible
+
 from ..._diagnostics import Diagnostic
-from ..._display import unsafe_characters, visible
 from ..._settings import LEGACY_BOOLEAN_CHANNELS
 from ..._yaml import DocumentPath, LoadedYaml
 

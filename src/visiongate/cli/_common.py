@@ -172,7 +172,7 @@ def output_directory(path: str | Path) -> Path:
 
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
-    from visiongate.engine._display import json_text
+    from visiongate._display import json_text
 
     print(json_text(document, indent=2))
 

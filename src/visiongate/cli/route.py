@@ -135,7 +135,7 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        from visiongate.engine._display import one_line
+        from visiongate._display import one_line
 
         said = one_line(first, 200, unprintable="escape")
         fail(command_label(args), f"{name} answered with an error: {said}")
@@ -144,6 +144,6 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
 
 
 def _json(value: Any) -> str:
-    from visiongate.engine._display import json_text
+    from visiongate._display import json_text
 
     return json_text(value, indent=2)
