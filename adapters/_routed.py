@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate.engine.facts._registry import ProviderRoute
+from visiongate.engine.facts import ProviderRoute
 
 from .images import ProcessedImage
 from .sanitize._media import UNVERIFIED, mark_unverified_media

@@ -23,7 +23,7 @@ from typing import Final, ParamSpec, TypeVar
 
 from PIL import Image
 
-from visiongate.engine._settings import NativeSettings
+from visiongate.engine import NativeSettings
 
 from ._decode import MAX_SOURCE_PIXELS, decodes_directly, fitted_size
 from ._process import base64_length, process_with_digest

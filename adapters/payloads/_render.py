@@ -31,8 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from visiongate.engine.facts._registry import ProviderRegistry
-from visiongate.engine.facts._registry_schema import API_NAMES
+from visiongate.engine.facts import API_NAMES, ProviderRegistry
 
 from .._routed import RoutedResult
 from ..images import ProcessedImage

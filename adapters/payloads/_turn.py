@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, TypeAlias
 
-from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts import ProviderRegistry
 
 from .._routed import RoutedResult
 from ._render import Message, Payload, render_payload

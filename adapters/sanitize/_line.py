@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine import SanitizeSettings
 
 from ._media import mark_unverified_media
 from ._text import clean_text, compile_text_rules

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine import SanitizeSettings
 
 __all__ = [
     "BIDI_CONTROLS",
