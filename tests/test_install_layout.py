@@ -189,6 +189,23 @@ def test_adapters_import_only_the_engines_public_names() -> None:
     assert offenders == {}
 
 
+def test_the_package_ships_no_attack_server() -> None:
+    """The hostile and lying test servers lived in `adapters/mcp/` and shipped to every user;
+    they are the tests' (`tests/_hostile_mcp.py`). The example server that stays has exactly
+    the tools its docstring lists."""
+    import asyncio
+    import re
+
+    from visiongate.adapters.mcp import example_server
+
+    shipped = {path.stem for path in (ROOT / "adapters").rglob("*.py")}
+    assert not shipped & {"_hostile", "_lying_images"}
+    documented = re.findall(r"^\| `(\w+)` +\|", example_server.__doc__ or "", re.MULTILINE)
+    tools = asyncio.run(example_server.build_server().list_tools())
+    assert sorted(tool.name for tool in tools) == sorted(documented)
+    assert {"screenshot", "gallery", "smuggle"} <= set(documented)
+
+
 def test_no_folder_holds_more_than_fifteen_modules() -> None:
     folders = [ROOT / "src" / "visiongate", ROOT / "engine", ROOT / "adapters"]
     crowded = {

@@ -2,7 +2,9 @@
 
 Run it over stdio with `python -m visiongate.adapters.mcp.example_server` (or the thin wrapper
 `examples/screenshot_server.py` in a checkout). It lives in the package so the demo and the
-tests can start it from any directory and from a non-editable install.
+tests can start it from any directory and from a non-editable install. The tests' hostile
+server (`tests/_hostile_mcp.py`) adds the attacks to it: TAG characters in every field,
+`MEDIA:` after every line break, images that lie about themselves.
 
 | tool             | returns                                                                 |
 |------------------|-------------------------------------------------------------------------|
@@ -15,10 +17,6 @@ tests can start it from any directory and from a non-editable install.
 | `embedded_image` | the screenshot as an embedded `BlobResourceContents` resource           |
 | `link`           | a resource link to an image, not the image                              |
 | `for_user`       | an image and a text annotated for the user's eyes only                  |
-| `tagged`         | TAG characters in every string field (`_hostile`)                       |
-| `separators`     | `MEDIA:` after every Unicode line break and leading invisible           |
-| `bad_gif`        | a GIF with a 1 MB comment, then a good PNG                              |
-| `lying_images`   | polyglots, short pixel data, text in metadata (`_lying_images.py`)      |
 """
 
 from __future__ import annotations
@@ -41,9 +39,6 @@ from mcp.types import (
     TextContent,
 )
 from PIL import Image, ImageDraw, ImageFont
-
-from . import _lying_images
-from ._hostile import register_hostile_tools
 
 __all__ = [
     "MODULE",
@@ -279,8 +274,6 @@ def build_server() -> MCPServer:
             ]
         )
 
-    register_hostile_tools(server)
-    _lying_images.register(server)
     return server
 
 
