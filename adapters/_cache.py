@@ -111,7 +111,8 @@ class ImageCache:
         info = directory.lstat()
         if not stat.S_ISDIR(info.st_mode):
             raise OSError(f"the image cache `{directory}` is not a directory")
-        if info.st_uid != os.getuid():
+        # Windows has no uids (`os.getuid`); its per-user profile directories stand in.
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
             raise OSError(f"the image cache `{directory}` belongs to another user")
         if stat.S_IMODE(info.st_mode) != DIR_MODE:
             # An existing directory (or one made under a loose umask) is tightened, not trusted.
