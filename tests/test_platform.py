@@ -203,13 +203,16 @@ def test_pipe_lines_choose_the_thread_where_select_takes_no_pipes() -> None:
     assert PipeLines(io.BytesIO()).threaded is False
 
 
-def test_the_lock_file_fallback_excludes_other_holders(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A lock file path, locked as where there is no `fcntl` (waits of 0.3 s at most)."""
     monkeypatch.setattr(_platform, "fcntl", None)
     monkeypatch.setattr(_platform, "_WAIT", 0.3)
-    lock = tmp_path / "routes.json.lock"
-    owner = tmp_path / "routes.json.lock.owner"
+    return tmp_path / "routes.json.lock"
+
+
+def test_the_lock_file_fallback_excludes_other_holders(lock: Path) -> None:
+    owner = lock.with_name("routes.json.lock.owner")
     held = threading.Event()
     release = threading.Event()
 
@@ -230,16 +233,12 @@ def test_the_lock_file_fallback_excludes_other_holders(
         assert owner.exists()
 
 
-def test_the_lock_file_fallback_takes_over_a_dead_holders_lock(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(_platform, "fcntl", None)
-    monkeypatch.setattr(_platform, "_WAIT", 0.3)
-    owner = tmp_path / "routes.json.lock.owner"
+def test_the_lock_file_fallback_takes_over_a_dead_holders_lock(lock: Path) -> None:
+    owner = lock.with_name("routes.json.lock.owner")
     owner.write_text("99999\n")  # a process that died holding it
     old = time.time() - _platform.STALE_AFTER - 5
     os.utime(owner, (old, old))
-    with exclusive(tmp_path / "routes.json.lock"):
+    with exclusive(lock):
         assert owner.read_text().strip() == str(os.getpid())
     assert not owner.exists()
 
