@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from visiongate._platform import owned_by_this_user
+
 __all__ = [
     "CACHE_DIR_ENV",
     "UNKNOWN_EXTENSION",
@@ -111,8 +113,7 @@ class ImageCache:
         info = directory.lstat()
         if not stat.S_ISDIR(info.st_mode):
             raise OSError(f"the image cache `{directory}` is not a directory")
-        # Windows has no uids (`os.getuid`); its per-user profile directories stand in.
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        if not owned_by_this_user(info):
             raise OSError(f"the image cache `{directory}` belongs to another user")
         if stat.S_IMODE(info.st_mode) != DIR_MODE:
             # An existing directory (or one made under a loose umask) is tightened, not trusted.

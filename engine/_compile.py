@@ -43,8 +43,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from visiongate._platform import NEW_PROCESS_GROUP, PipeLines
+
 from . import _compile_worker
-from ._platform import NEW_PROCESS_GROUP, PipeLines
 from ._policy import Condition, Policy
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
 

@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from visiongate._platform import exclusive
+
 from .._files import replace_file
-from .._platform import exclusive
 
 __all__ = ["LearnedRoute", "RouteOverlay", "default_routes_path"]
 

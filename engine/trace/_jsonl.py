@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._platform import SHARED_LOCKS, lock, unlock
+from visiongate._platform import SHARED_LOCKS, lock, unlock
+
 from ._encode import encode_line
 from ._failures import DeliveryFailures
 from ._rotate import Rotation, closed_name, finish, first_record_period

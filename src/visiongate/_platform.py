@@ -1,5 +1,7 @@
 """What differs between operating systems, in one place: locks between processes, reading a
-child process's answers with a deadline, starting a child outside the terminal's signals.
+child process's answers with a deadline, starting a child outside the terminal's signals,
+forking, file ownership. The engine and the adapters both use it (it imports only the
+standard library); the MCP servers' process groups are `adapters/mcp`'s own.
 
 Each part takes the POSIX way where the system has it and a portable fallback elsewhere
 (Windows), chosen by what the running Python offers, never by the platform's name:
@@ -16,6 +18,8 @@ Each part takes the POSIX way where the system has it and a portable fallback el
   stops the child itself.
 - `can_fork()`: whether worker processes can be forked (`audit --jobs` reads in one
   process where they cannot: the same result, only slower).
+- `owned_by_this_user(info)`: a file's owner is this process's user, where files have uids;
+  on Windows (no `os.getuid`) the per-user profile directories stand in, so it is true.
 
 `tests/test_platform.py` runs the core with `fcntl`, `termios`, `resource`, `select.poll`,
 `select()` on pipes and the POSIX-only `os` functions hidden, so the fallbacks are the ones
@@ -48,6 +52,7 @@ __all__ = [
     "can_fork",
     "exclusive",
     "lock",
+    "owned_by_this_user",
     "unlock",
 ]
 
@@ -71,6 +76,11 @@ NEW_PROCESS_GROUP: Final[dict[str, Any]] = (
 def can_fork() -> bool:
     """Whether this system forks processes (not Windows)."""
     return hasattr(os, "fork")
+
+
+def owned_by_this_user(info: os.stat_result) -> bool:
+    """Whether `info` (a `stat` result) belongs to this process's user; true without uids."""
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
 
 
 def lock(fd: int, mode: Literal["shared", "exclusive"]) -> None:
