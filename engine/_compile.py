@@ -29,6 +29,7 @@ read with a deadline by `_platform.PipeLines` (`select()` on POSIX, a thread on 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import logging
@@ -208,7 +209,9 @@ class EngineWorker:
         if self._owner != os.getpid():
             # A forked child: the pipes belong to the parent's worker; start our own.
             self._process, self._owner = None, os.getpid()
-        if self._process is None or self._process.poll() is not None:
+        if self._process is not None and self._process.poll() is not None:
+            self._stop(self._process)  # found dead (killed, crashed): its pipes are closed too
+        if self._process is None:
             if not sys.executable:
                 raise OSError("no Python executable to start")
             self._process = subprocess.Popen(
@@ -232,7 +235,8 @@ class EngineWorker:
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
         if process.stdin is not None:
-            process.stdin.close()
+            with contextlib.suppress(OSError):  # a dead worker's pipe: nothing left to send
+                process.stdin.close()
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:
