@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from visiongate._errors import VisiongateError
-from visiongate.engine._diagnostics import did_you_mean
-from visiongate.engine._vocabulary import SOURCES
+from visiongate._suggest import did_you_mean
+from visiongate.engine import SOURCES
 
 from .payloads import API_NAMES
 

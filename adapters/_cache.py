@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from visiongate._platform import owned_by_this_user
+
 __all__ = [
     "CACHE_DIR_ENV",
     "UNKNOWN_EXTENSION",
@@ -140,7 +142,7 @@ class ImageCache:
         info = directory.lstat()
         if not stat.S_ISDIR(info.st_mode):
             raise OSError(f"the image cache `{directory}` is not a directory")
-        if info.st_uid != os.getuid():
+        if not owned_by_this_user(info):
             raise OSError(f"the image cache `{directory}` belongs to another user")
         if stat.S_IMODE(info.st_mode) != DIR_MODE:
             # An existing directory (or one made under a loose umask) is tightened, not trusted.
@@ -157,7 +159,7 @@ def _identity(path: Path) -> tuple[int, int, int, int] | None:
     if (
         not stat.S_ISREG(info.st_mode)
         or stat.S_IMODE(info.st_mode) != FILE_MODE
-        or info.st_uid != os.getuid()
+        or not owned_by_this_user(info)
     ):
         return None
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate.engine.facts._registry import ProviderRoute
+from visiongate.engine.facts import ProviderRoute
 
 from .images import ProcessedImage
 from .mcp._text import json_text

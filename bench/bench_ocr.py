@@ -308,15 +308,17 @@ def _full_read(backend: LocalOCRBackend, shot: Shot) -> Read:
 def _shipped_reader(warm_up: Shot) -> Callable[[Shot], Read]:
     """RapidOCR's own `__call__` with its shipped settings (no angle classifier, as local
     OCR has always run it), the lines arranged by the same layout code."""
-    from rapidocr_onnxruntime import RapidOCR
+    from rapidocr import RapidOCR
 
-    engine = RapidOCR(use_cls=False)
+    engine = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "error"})
 
     def read(shot: Shot) -> Read:
         started, started_cpu = time.perf_counter(), time.process_time()
         with Image.open(io.BytesIO(shot.png)) as image:
             bgr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])
-        result, _timings = engine(bgr)
+        found = engine(bgr)
+        boxes = [] if found.boxes is None else found.boxes
+        result = [list(row) for row in zip(boxes, found.txts or (), found.scores, strict=False)]
         lines = arrange_lines(boxes_from_ocr(result), *shot.size)
         elapsed = (time.perf_counter() - started) * 1000
         return Read(lines, elapsed, "full", (time.process_time() - started_cpu) * 1000)

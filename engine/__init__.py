@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from ._diagnostics import Diagnostic, Location, PolicyError
     from ._gate import FactError, Gate, ReloadResult
     from ._load import CompiledPolicy, analyze_policy_text, load_policy
-    from ._settings import ExecutionSettings, NativeSettings, SanitizeSettings
+    from ._settings import (
+        INVISIBLE_CHANNELS,
+        ExecutionSettings,
+        InvisibleMode,
+        NativeSettings,
+        SanitizeSettings,
+    )
     from ._vocabulary import FACTS, LANES, SOURCES, all_cells
     from .trace import JsonlTrace
 
@@ -43,6 +49,8 @@ _HOMES: dict[str, str] = {
     "ExecutionSettings": "._settings",
     "NativeSettings": "._settings",
     "SanitizeSettings": "._settings",
+    "INVISIBLE_CHANNELS": "._settings",
+    "InvisibleMode": "._settings",
     "FACTS": "._vocabulary",
     "LANES": "._vocabulary",
     "SOURCES": "._vocabulary",
@@ -51,6 +59,7 @@ _HOMES: dict[str, str] = {
 
 __all__ = [
     "FACTS",
+    "INVISIBLE_CHANNELS",
     "LANES",
     "SOURCES",
     "CellVerdict",
@@ -61,6 +70,7 @@ __all__ = [
     "ExecutionSettings",
     "FactError",
     "Gate",
+    "InvisibleMode",
     "JsonlTrace",
     "Location",
     "NativeSettings",

@@ -22,17 +22,18 @@ policy the schema accepts compiles:
   a node's children.
 
 The engine never frees what a ruleset allocates, so it runs in a child process that is
-replaced when its memory passes a budget (`_compile_worker`, `EngineWorker`).
+replaced when its memory passes a budget (`_compile_worker`, `EngineWorker`); its answers are
+read with a deadline by `_platform.PipeLines` (`select()` on POSIX, a thread on Windows).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import logging
 import os
-import select
 import subprocess
 import sys
 import threading
@@ -44,6 +45,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from visiongate._errors import VisiongateError
+from visiongate._platform import NEW_PROCESS_GROUP, PipeLines
 
 from . import _compile_worker
 from ._policy import Condition, Policy
@@ -137,6 +139,7 @@ class EngineWorker:
         """The highest RSS a worker reported after a compile, in MiB."""
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
+        self._answers: PipeLines | None = None
         self._owner = os.getpid()
 
     @property
@@ -207,7 +210,9 @@ class EngineWorker:
         if self._owner != os.getpid():
             # A forked child: the pipes belong to the parent's worker; start our own.
             self._process, self._owner = None, os.getpid()
-        if self._process is None or self._process.poll() is not None:
+        if self._process is not None and self._process.poll() is not None:
+            self._stop(self._process)  # found dead (killed, crashed): its pipes are closed too
+        if self._process is None:
             if not sys.executable:
                 raise OSError("no Python executable to start")
             self._process = subprocess.Popen(
@@ -215,28 +220,24 @@ class EngineWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                start_new_session=True,  # Ctrl-C reaches the parent, which then closes stdin
+                **NEW_PROCESS_GROUP,  # Ctrl-C reaches the parent, which then closes stdin
             )
+            assert self._process.stdout is not None
+            self._answers = PipeLines(self._process.stdout)
             self.started += 1
         return self._process
 
     def _read_line(self, process: subprocess.Popen[bytes]) -> bytes:
-        assert process.stdout is not None
-        descriptor = process.stdout.fileno()
-        chunks: list[bytes] = []
-        while not chunks or not chunks[-1].endswith(b"\n"):
-            ready, _, _ = select.select([descriptor], [], [], self.timeout)
-            if not ready:
-                raise OSError(f"no answer within {self.timeout:g} s")
-            chunk = os.read(descriptor, 1 << 16)
-            if not chunk:
-                raise _WorkerGone(f"the worker exited (status {process.wait()})")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        assert self._answers is not None
+        line = self._answers.read_line(self.timeout)  # TimeoutError is an OSError
+        if not line:
+            raise _WorkerGone(f"the worker exited (status {process.wait()})")
+        return line
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
         if process.stdin is not None:
-            process.stdin.close()
+            with contextlib.suppress(OSError):  # a dead worker's pipe: nothing left to send
+                process.stdin.close()
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._compile import CellVerdict
 from ._load import bundled_policy_text, is_bundled_policy
@@ -30,6 +30,9 @@ from .trace import (
     TraceSink,
     format_timestamp,
 )
+
+if TYPE_CHECKING:
+    from .facts import ResolvedFacts
 
 __all__ = [
     "Decision",
@@ -154,7 +157,8 @@ class DecisionContext:
     warnings: tuple[str, ...] = ()
     provider: str | None = None
     model: str | None = None
-    resolved: Any = None
+    resolved: ResolvedFacts | None = None
+    """The facts resolved for a provider and model; None for facts given directly."""
     full_policy: Policy | None = None
     """The policy that decided, whose `execution` and `sanitize` carry the lane out: taken with
     the decision, so a reload in between cannot pair one policy's lane with another's settings."""
@@ -214,8 +218,9 @@ class Decision:
         return self._context.full_policy
 
     @property
-    def extra(self) -> Any:
-        """What the fact resolver knew (`ResolvedFacts`, with the provider route), or None."""
+    def extra(self) -> ResolvedFacts | None:
+        """What the fact resolver knew (`ResolvedFacts`, with the provider route), or None for
+        a decision on facts given directly (`decide_facts`)."""
         return self._context.resolved
 
     @property

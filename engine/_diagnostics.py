@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -93,15 +92,3 @@ class PolicyError(VisiongateError):
 
     def render(self) -> str:
         return "\n".join(d.render() for d in self.diagnostics)
-
-
-def did_you_mean(word: object, choices: Sequence[str]) -> str:
-    """`did you mean `x`?` for the closest choice, or a list of the valid ones.
-
-    Here rather than in `_validate`, which imports cerberus (slow): the gate, the config
-    reader and the tooling suggest names without validating anything."""
-    close = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=0.6)
-    if close:
-        return f"did you mean `{close[0]}`?"
-    listed = ", ".join(f"`{choice}`" for choice in choices)
-    return f"expected one of {listed}"

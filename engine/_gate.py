@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from visiongate._errors import VisiongateError
+from visiongate._suggest import did_you_mean
 
 from ._compile import CellVerdict
 from ._decision import (
@@ -35,7 +36,7 @@ from ._decision import (
     as_sink,
     process_ids,
 )
-from ._diagnostics import Diagnostic, did_you_mean
+from ._diagnostics import Diagnostic
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._vocabulary import FACTS, Cell
 from ._watch import QUIET_SECONDS, PolicySource, PolicyWatcher, Target, refuse_irregular

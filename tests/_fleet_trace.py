@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from visiongate.engine import SOURCES as ENGINE_SOURCES
 from visiongate.engine import Gate
 
 MODELS = (
@@ -35,7 +36,7 @@ CONFIGS: tuple[dict[str, Any], ...] = (
     {"agent": {"image_input_mode": "text"}},
     {"auxiliary": {"vision": {"provider": "openrouter", "model": "google/gemini-3-flash"}}},
 )
-SOURCES = ("mcp", "computer_use", "browser", "vision_analyze", None)
+SOURCES = (*ENGINE_SOURCES, None)  # None: a record with no source (`decide`)
 START = datetime(2026, 10, 1, tzinfo=UTC)
 OLD_SHA = "0" * 64
 

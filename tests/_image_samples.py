@@ -11,10 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import skimage.data
+from _lying_images import lying_images
 from PIL import Image, ImageCms, ImageDraw, ImageFont
 
 from visiongate.adapters.images import ImageTarget, ProcessedImage, sniff_media_type
-from visiongate.adapters.mcp._lying_images import lying_images
 
 ALL_FORMATS = ("image/jpeg", "image/png", "image/gif", "image/webp")
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")

@@ -11,14 +11,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from visiongate.engine import FACTS
+
 Mutation = Callable[[random.Random, str], str]
 
-DOMAINS = {
-    "mode": ["auto", "native", "text"],
-    "catalog": ["vision", "no_vision", "unknown"],
-    "aux": ["set", "unset"],
-    "path": ["accepts", "refuses"],
-}
+DOMAINS = {fact: list(values) for fact, values in FACTS.items()}
 
 HOSTILE_SCALARS = [
     "!!int always-text",

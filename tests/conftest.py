@@ -1,4 +1,4 @@
-"""Fixtures shared by the routing tests."""
+"""Fixtures shared by the routing tests, and the `slow` marker set by rule (`_slow.py`)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,41 @@ from collections.abc import Iterator
 
 import pytest
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
+from _slow import REPORT_SECONDS, slow_reason
+
+_FAST: set[str] = set()
+"""The tests not marked slow."""
+_TOOK: dict[str, float] = {}
+"""Seconds each test took (setup, call and teardown)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is None and (reason := slow_reason(item)):
+            item.add_marker(pytest.mark.slow(reason=reason))
+        if item.get_closest_marker("slow") is None:
+            _FAST.add(item.nodeid)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Unmarked tests that took long: mark them slow (`@pytest.mark.slow`) or make them fast.
+    A note, not a failure: a loaded machine makes anything slow."""
+    long = sorted(
+        (
+            (took, nodeid)
+            for nodeid, took in _TOOK.items()
+            if nodeid in _FAST and took > REPORT_SECONDS
+        ),
+        reverse=True,
+    )
+    if long:
+        terminalreporter.section(f"unmarked tests over {REPORT_SECONDS:g} s")
+        for took, nodeid in long:
+            terminalreporter.line(f"{took:6.2f}s {nodeid}")
 
 
 @pytest.fixture(scope="module")

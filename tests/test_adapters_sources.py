@@ -24,6 +24,7 @@ from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters._router import Router
 from visiongate.adapters.mcp.example_server import screenshot_png, tile_png
 from visiongate.adapters.payloads._render import API_NAMES
+from visiongate.engine import SOURCES
 
 NATIVE = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
 TEXT_ONLY = {"provider": "deepseek", "model": "deepseek-chat"}
@@ -70,7 +71,7 @@ def test_the_lane_never_depends_on_the_source(
 
     lanes = {routed.source: routed.lane for routed in asyncio.run(every_source())}
     expected = router.gate.decide(target["provider"], target["model"]).lane
-    assert lanes == dict.fromkeys(("mcp", "computer_use", "browser", "vision_analyze"), expected)
+    assert lanes == dict.fromkeys(SOURCES, expected)  # every source the engine knows
 
 
 def test_computer_use_native_attaches_the_screenshot_with_its_scale_note(

@@ -27,6 +27,9 @@ import pytest
 from _routing_helpers import PROXY_VARIABLES
 from PIL import Image
 
+# slow: agent frameworks driving real MCP servers, in process
+pytestmark = pytest.mark.slow
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 VISION = ("anthropic", "claude-sonnet-4-5")
 TEXT_ONLY = ("openrouter", "deepseek/deepseek-v3.2")

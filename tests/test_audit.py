@@ -364,7 +364,8 @@ def test_a_reader_that_stops_early_gets_no_traceback(
     assert child.stdout is not None and child.stderr is not None
     assert child.stdout.readline().startswith(b"4000 decision(s)")
     child.stdout.close()
-    assert b"Traceback" not in child.stderr.read()
+    with child.stderr:
+        assert b"Traceback" not in child.stderr.read()
     assert child.wait(timeout=60) == 0
 
 

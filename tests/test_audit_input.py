@@ -17,4 +17,9 @@ def test_audit_reports_a_deeply_nested_line_instead_of_dying(
     assert main(["audit", str(DEEP)]) == 1  # a malformed line is a finding
     out = capsys.readouterr().out
     assert "1 malformed line(s) skipped" in out
-    assert "deep-array.jsonl:1: not JSON: nested too deeply" in out
+    # Python 3.11 runs out of recursion decoding 5,000 levels; 3.12 and later decode them and
+    # find an array where a record must be an object. Either way the line is named and why.
+    assert (
+        "deep-array.jsonl:1: not JSON: nested too deeply" in out
+        or "deep-array.jsonl:1: not a JSON object" in out
+    )

@@ -128,7 +128,8 @@ def test_piped_to_head_dash_1(argv: list[str], home: Path) -> None:
     assert process.stdout is not None and process.stderr is not None
     first = process.stdout.readline()
     process.stdout.close()
-    err = process.stderr.read().decode()
+    with process.stderr:
+        err = process.stderr.read().decode()
     process.wait(timeout=120)
     assert first.strip()
     assert process.returncode in (0, 1), err

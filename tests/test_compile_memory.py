@@ -60,6 +60,7 @@ def expected(policy: Policy) -> dict[tuple[str, ...], tuple[int, ...]]:
     }
 
 
+@pytest.mark.slow  # 500 compiles
 def test_500_distinct_compiles_keep_memory_bounded() -> None:
     base = load_policy().policy
     worker = EngineWorker(max_rss_mb=80)

@@ -15,6 +15,9 @@ import pytest
 from visiongate.cli import main
 from visiongate.engine._vocabulary import CELL_COUNT, SOURCES
 
+# slow: each test reads the output of one whole `visiongate demo` run
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 from _proxy_helpers import read_trace
 
-from visiongate._demo_proxy import run_proxy_scenario
+from visiongate._demo_proxy import TAG_RANGE, run_proxy_scenario
+from visiongate.adapters.mcp.example_server import build_server
 
-pytestmark = pytest.mark.anyio
+# slow: a real `visiongate proxy` and server, started by the demo's code
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture
@@ -22,7 +24,10 @@ async def test_the_proxy_scenario_cleans_fits_and_records(
 ) -> None:
     monkeypatch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path / "images"))
     outcome = await run_proxy_scenario(tmp_path)
-    assert outcome.tools >= 13 and outcome.hidden_in_listing == 0
+    assert outcome.tools >= 9 and outcome.hidden_in_listing == 0
+    # ... where the server did hide some: what the proxy removed was there.
+    listing = await build_server().list_tools()
+    assert sum(ord(char) in TAG_RANGE for tool in listing for char in tool.description or "")
     assert outcome.image == (1568, 882) and outcome.message_bytes < 1_000_000
     (record,) = read_trace(outcome.trace)
     assert record["execution"]["tool_name"] == "screenshot"

@@ -13,6 +13,7 @@ import pytest
 import visiongate.engine
 from visiongate.engine import FactError, Gate, PolicyError
 from visiongate.engine._load import bundled_policy_text
+from visiongate.engine.facts import ResolvedFacts
 
 RECORD_KEYS = {
     "schema_version",
@@ -33,6 +34,7 @@ def test_public_surface_is_exactly_the_intended_names() -> None:
     assert sorted(visiongate.engine.__all__) == sorted(
         [
             "FACTS",
+            "INVISIBLE_CHANNELS",
             "LANES",
             "SOURCES",
             "CellVerdict",
@@ -43,6 +45,7 @@ def test_public_surface_is_exactly_the_intended_names() -> None:
             "ExecutionSettings",
             "FactError",
             "Gate",
+            "InvisibleMode",
             "JsonlTrace",
             "Location",
             "NativeSettings",
@@ -69,6 +72,15 @@ def test_decide_facts_is_a_lookup_with_the_winning_rule_and_reason() -> None:
     assert record["policy"]["name"] == "default"
     assert len(record["policy"]["sha256"]) == 64
     assert record["timestamp"].endswith("Z")
+
+
+def test_a_decisions_extra_is_the_resolved_facts_or_none() -> None:
+    # Typed `ResolvedFacts | None` (it was `Any`, checked with isinstance by its one reader).
+    gate = Gate.load()
+    assert gate.decide_facts("auto", "vision", "unset", "accepts").extra is None
+    resolved = gate.decide("anthropic", "claude-sonnet-4-5").extra
+    assert isinstance(resolved, ResolvedFacts) and resolved.route.provider == "anthropic"
+    assert resolved.cell == gate.decide("anthropic", "claude-sonnet-4-5").cell
 
 
 def test_decision_ids_are_unique() -> None:

@@ -103,6 +103,7 @@ def route_turns(router: Router, api: str, screens: list[bytes]) -> list[list[Any
     return asyncio.run(all_turns())
 
 
+@pytest.mark.slow  # fifty screenshot turns through the real router
 @pytest.mark.parametrize("api", API_NAMES)
 def test_fifty_screenshot_turns_stay_bounded_in_every_shape(
     api: str, screens: list[bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -22,6 +22,7 @@ from _image_samples import (
     screenshot,
     target,
 )
+from _lying_images import INJECTION, LyingImage, lying_images
 from PIL import Image
 
 from visiongate.adapters.images import ProcessedImage, RefusedImage, process_image, process_images
@@ -29,7 +30,6 @@ from visiongate.adapters.images._container.structure import layout
 from visiongate.adapters.images._encode import JPEG_444
 from visiongate.adapters.images._encode import encode as encode_pixels
 from visiongate.adapters.images._types import Refusal
-from visiongate.adapters.mcp._lying_images import INJECTION, LyingImage, lying_images
 from visiongate.engine._settings import NativeSettings
 
 SINGLE_FORMATS = [(media_type,) for media_type in ALL_FORMATS]

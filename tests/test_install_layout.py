@@ -149,6 +149,64 @@ def test_the_runtime_never_imports_the_tooling() -> None:
     assert {file: names for file, names in offenders.items() if names} == {}
 
 
+def _engine_private_imports(file: Path) -> list[str]:
+    """What `file` imports from the engine's private modules (`visiongate.engine._x`,
+    `visiongate.engine.facts._y`, a private name of a public one), relative imports resolved."""
+    import ast
+
+    base = _package_of(file).split(".")
+    found = []
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            pairs = [(alias.name, "") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = ".".join(base[: len(base) - node.level + 1] + ([module] if module else []))
+            pairs = [(module, alias.name) for alias in node.names]
+        else:
+            continue
+        for module, name in pairs:
+            parts = [*module.split("."), *([name] if name else [])]
+            if parts[:2] == ["visiongate", "engine"] and any(
+                part.startswith("_") for part in parts[2:]
+            ):
+                found.append(".".join(parts))
+    return found
+
+
+def test_adapters_import_only_the_engines_public_names() -> None:
+    """Regression: adapters imported `visiongate.engine._settings`, `facts._registry`,
+    `facts._resolver` and `facts._registry_schema` in 15 places, names the public packages
+    re-export. The engine's private modules are free to move; an adapter needing a name the
+    engine does not export says so by exporting it."""
+    files = sorted((ROOT / "adapters").rglob("*.py"))
+    assert len(files) > 50
+    offenders = {
+        str(file.relative_to(ROOT)): names
+        for file in files
+        if (names := _engine_private_imports(file))
+    }
+    assert offenders == {}
+
+
+def test_the_package_ships_no_attack_server() -> None:
+    """The hostile and lying test servers lived in `adapters/mcp/` and shipped to every user;
+    they are the tests' (`tests/_hostile_mcp.py`). The example server that stays has exactly
+    the tools its docstring lists."""
+    import asyncio
+    import re
+
+    from visiongate.adapters.mcp import example_server
+
+    shipped = {path.stem for path in (ROOT / "adapters").rglob("*.py")}
+    assert not shipped & {"_hostile", "_lying_images"}
+    documented = re.findall(r"^\| `(\w+)` +\|", example_server.__doc__ or "", re.MULTILINE)
+    tools = asyncio.run(example_server.build_server().list_tools())
+    assert sorted(tool.name for tool in tools) == sorted(documented)
+    assert {"screenshot", "gallery", "smuggle"} <= set(documented)
+
+
 def test_no_folder_holds_more_than_fifteen_modules() -> None:
     folders = [ROOT / "src" / "visiongate", ROOT / "engine", ROOT / "adapters"]
     crowded = {

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from visiongate.cli import main
+from visiongate.engine import FACTS, LANES
 from visiongate.engine._load import compile_policy_text
 from visiongate.engine.tooling.lint._check import LintOptions, lint_file, lint_paths, lint_text
 from visiongate.engine.tooling.lint._codes import LINT_CODES, POLICY_CATEGORIES
@@ -206,12 +207,7 @@ def test_cli_output_file(tmp_path: Path) -> None:
 
 # -- exactness: each "what if" the linter claims is checked against the real compiler -------------
 
-FACT_VALUES = {
-    "mode": ["auto", "native", "text"],
-    "catalog": ["vision", "no_vision", "unknown"],
-    "aux": ["set", "unset"],
-    "path": ["accepts", "refuses"],
-}
+FACT_VALUES = {fact: list(values) for fact, values in FACTS.items()}
 
 
 def _policy(rules: list[dict[str, Any]], hit_policy: str = "first") -> str:
@@ -292,7 +288,7 @@ def _rules(draw: st.DrawFn) -> list[dict[str, Any]]:
             if draw(st.booleans()):
                 chosen = draw(st.lists(st.sampled_from(values), min_size=1, unique=True))
                 when[fact] = sorted(chosen, key=values.index)
-        lane = draw(st.sampled_from(["native", "text"]))
+        lane = draw(st.sampled_from(LANES))
         rules.append({"id": f"r{index}", "when": when, "lane": lane, "reason": "r"})
     return rules
 

@@ -1,5 +1,6 @@
-"""The example server's hostile tools end to end, through the real stdio client and router:
-no hidden text, no `MEDIA:` line of the server's, no key, and one bad image sinks nothing."""
+"""The hostile test server's tools (`_hostile_mcp.py`) end to end, through the real stdio
+client and router: no hidden text, no `MEDIA:` line of the server's, no key, and one bad
+image sinks nothing."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from typing import Any
 
 import pytest
 from _hostile_http import HostileEndpoint, assert_no_key, hostile_endpoint
+from _hostile_mcp import server_command
 from _routing_helpers import make_router, without_proxies
 from test_sanitize_media import reads_a_media_line
 
 from visiongate.adapters import call_and_route
 from visiongate.adapters._routed import RoutedResult
-from visiongate.adapters.mcp.example_server import ENGLAND_FLAG, server_command
+from visiongate.adapters.mcp.example_server import ENGLAND_FLAG
 from visiongate.adapters.payloads._render import API_NAMES
 
 pytestmark = pytest.mark.anyio

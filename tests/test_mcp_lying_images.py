@@ -1,4 +1,5 @@
-"""The example server's `lying_images` tool, over stdio, through the router and the CLI.
+"""The hostile test server's `lying_images` tool (`_hostile_mcp.py`), over stdio, through the
+router and the CLI.
 
 Each sample is more or less than the image it claims to be; none may reach a provider as it
 was sent: re-encoded from its pixels, or refused with the reason, and the rest of the result
@@ -18,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hostile_mcp import server_command
+from _lying_images import INJECTION, LyingImage, lying_images
 from _routing_helpers import make_router
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from visiongate.adapters._router import Router
-from visiongate.adapters.mcp._lying_images import INJECTION, LyingImage, lying_images
-from visiongate.adapters.mcp.example_server import server_command
 from visiongate.adapters.payloads._render import API_NAMES
 
 pytestmark = pytest.mark.anyio

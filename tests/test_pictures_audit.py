@@ -108,6 +108,7 @@ def test_lanes_over_time_picks_a_unit_that_reads(tmp_path: Path) -> None:
     assert sum(sum(lanes.values()) for _, lanes in buckets) == 400
 
 
+@pytest.mark.slow  # traces up to large sizes
 def test_the_report_is_drawn_from_the_aggregate_whatever_the_size(tmp_path: Path) -> None:
     small = render_audit_report(_audit(write_fleet_trace(tmp_path / "a.jsonl", 1_000)))
     large = render_audit_report(_audit(write_fleet_trace(tmp_path / "b.jsonl", 100_000)))

@@ -1,5 +1,6 @@
-"""`visiongate proxy --url`: the example server over Streamable HTTP on loopback (the SDK's own
-HTTP server under uvicorn), the client on the proxy's stdio (issue 19)."""
+"""`visiongate proxy --url`: the hostile test server (the example server and its attacks)
+over Streamable HTTP on loopback (the SDK's own HTTP server under uvicorn), the client on the
+proxy's stdio (issue 19)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from typing import Any
 
 import pytest
 import uvicorn
+from _hostile_mcp import build_server
 from _proxy_helpers import VISION, RawClient, proxied, read_trace
 from mcp.types import ImageContent, TextContent
 
-from visiongate.adapters.mcp.example_server import build_server
 from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
 from visiongate.adapters.proxy._relay import UPSTREAM_GONE
 
@@ -86,11 +87,10 @@ async def test_a_streamable_http_server_behind_the_proxy(
     assert records[0]["proxy"]["server"] == url
 
 
-SERVE_OVER_HTTP = """
+SERVE_OVER_HTTP = f"""
 import sys, uvicorn
-from visiongate.adapters.mcp.example_server import build_server
-from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
-from visiongate.adapters.proxy._relay import UPSTREAM_GONE
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from _hostile_mcp import build_server
 app = build_server().streamable_http_app()
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """

@@ -67,6 +67,7 @@ def test_a_file_renamed_into_place_is_applied_at_the_first_poll(tmp_path: Path) 
     assert gate.reload(wait=False).changed
 
 
+@pytest.mark.slow  # every prefix of a policy, written and reloaded
 def test_no_prefix_of_the_policy_is_applied_at_first_sight(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(DEFAULT)
@@ -142,6 +143,7 @@ print(json.dumps({"longest_gap": longest}))
 """
 
 
+@pytest.mark.slow  # a writer and deciders racing
 def test_half_written_policies_are_never_decided_under(tmp_path: Path) -> None:
     interval = 0.1
     versions = [DEFAULT + f"\n# version {name}\n" for name in ("b", "a")]

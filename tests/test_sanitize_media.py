@@ -78,12 +78,28 @@ def reads_a_media_line(text: str) -> str | None:
     return None
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _codes(ranges: _media_tables.Ranges) -> set[int]:
+    return {code for low, high in ranges for code in range(low, high + 1)}
+
+
 def test_stored_tables_match_the_unicode_database() -> None:
+    """Equal to what this Python derives when its Unicode is the one they were generated
+    with; a superset on an older one (regression: generated on 3.11's Unicode 14.0, they
+    missed the 17 format characters 15.0 and 15.1 added, U+13439 to U+1343F among them,
+    which Python 3.13 knows)."""
     derived = _media_tables.derive_tables()
-    assert unicodedata.unidata_version == _media_tables.UNICODE_VERSION
+    running, stored = _version(unicodedata.unidata_version), _version(_media_tables.UNICODE_VERSION)
+    assert running <= stored, "a newer Unicode: regenerate the tables (see _media_tables)"
     assert set(derived) == set(_media_tables.TABLES)
     for name, ranges in derived.items():
-        assert _media_tables.table(name) == ranges, name
+        if running == stored:
+            assert _media_tables.table(name) == ranges, name
+        else:
+            assert _codes(ranges) <= _codes(_media_tables.table(name)), name
 
 
 def test_the_enumeration_covers_the_reported_separators_and_spaces() -> None:

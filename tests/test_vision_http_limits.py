@@ -73,6 +73,7 @@ def refused(vision: OpenAICompatibleBackend, png: bytes) -> tuple[str, float]:
     return caught.value.reason, time.monotonic() - started
 
 
+@pytest.mark.slow  # waits for a deadline
 @pytest.mark.parametrize("mode", ["trickle-head", "trickle-body"])
 def test_a_trickling_server_is_given_up_at_the_deadline(
     hostile: HostileEndpoint, png: bytes, mode: str
@@ -84,6 +85,7 @@ def test_a_trickling_server_is_given_up_at_the_deadline(
     assert elapsed < 10
 
 
+@pytest.mark.slow  # waits for a deadline
 def test_429_forever_ends_at_the_deadline_not_after_every_retry(
     hostile: HostileEndpoint, png: bytes
 ) -> None:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Final, ParamSpec, TypeVar
 
-from visiongate.engine._settings import NativeSettings
+from visiongate.engine import NativeSettings
 
 from ._memo import FitCache, FitKey
 from ._memory import DEFAULT_MEMORY_BUDGET, MemoryBudget, predicted_peak

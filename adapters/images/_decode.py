@@ -284,10 +284,30 @@ def _still_webp(data: bytes, image: Image.Image) -> Image.Image | None:
             raise OSError("libwebp cannot decode the image data")
     finally:
         del out  # releases the export, so the frame below may hold the buffer
-    # Image.frombuffer would map RGB as RGBX; its core maps any four-byte mode as asked. The
-    # frame is the buffer's only user, so it may be written in place.
-    mapped = _imaging.map_buffer(pixels, image.size, "raw", 0, (image.mode, 0, 1))
-    return Image.new(image.mode, (0, 0))._new(mapped)
+    return mapped_frame(pixels, image.mode, image.size)
+
+
+PILLOW_CHECKED_BELOW: Final = 14
+"""The Pillow major version `mapped_frame`'s private call is checked below: the pin's cap in
+pyproject.toml, which `tests/test_images_pillow.py` keeps equal to this."""
+
+
+def mapped_frame(pixels: bytearray, mode: str, size: tuple[int, int]) -> Image.Image:
+    """A frame over four-byte-a-pixel `pixels` (RGBA, or RGB with a fourth unused byte).
+
+    Image.frombuffer would map RGB as RGBX; Pillow's core (`_imaging.map_buffer`, private)
+    maps any four-byte mode as asked, without a copy: the frame is the buffer's only user,
+    so it may be written in place. Where a Pillow lacks or changed that call, the pixels are
+    copied through the public API instead (same image, twice the memory for a moment)."""
+    mapper = getattr(_imaging, "map_buffer", None)
+    if mapper is not None:
+        try:
+            return Image.new(mode, (0, 0))._new(mapper(pixels, size, "raw", 0, (mode, 0, 1)))
+        except (TypeError, ValueError, AttributeError):
+            pass
+    if mode == "RGBA":
+        return Image.frombuffer(mode, size, pixels, "raw", mode, 0, 1)
+    return Image.frombytes(mode, size, bytes(pixels), "raw", "RGBX")
 
 
 def _detached(image: Image.Image) -> Image.Image:

@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Final
 
 from visiongate._errors import VisiongateError
-from visiongate.engine._settings import NativeSettings
+from visiongate.engine import NativeSettings
 
 OUTPUT_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """Media types this stage can write; a provider's list is filtered down to these."""

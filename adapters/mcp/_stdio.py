@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Final, TextIO
 
@@ -175,3 +175,8 @@ async def _write_stdin(
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         # The server stopped reading: end the session's stream so no request waits forever.
         await to_session.aclose()
+    finally:
+        # The writer may have been opened after a cancelled call already stopped the server
+        # (a hang at `initialize`): close it here too, or its pipe outlives the session.
+        with suppress(RuntimeError):  # the event loop is already closed
+            writer.close()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
+from visiongate.engine.facts import ProviderRegistry, ProviderRoute
 from visiongate.shapes import Limits
 
 from ..images import ProcessedImage

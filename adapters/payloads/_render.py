@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts import ProviderRegistry
 from visiongate.shapes import API_NAMES, Message, Parts, bridged, shape_named
 
 from .._routed import RoutedResult, refuse_attached

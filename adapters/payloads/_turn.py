@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts import ProviderRegistry
 
 from .._routed import RoutedResult
 from ._render import Payload, TraceSink, render

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from visiongate.engine._settings import NativeSettings
-from visiongate.engine.facts._registry import ProviderRoute
+from visiongate.engine import NativeSettings
+from visiongate.engine.facts import ProviderRoute
 
 from .._routed import RoutedResult
 from ..images import ImageTarget, ProcessedImage, process_image

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Final
 
-from visiongate.engine._settings import INVISIBLE_CHANNELS
+from visiongate.engine import INVISIBLE_CHANNELS
 
 from ._invisible_data import TABLES
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine import SanitizeSettings
 
 __all__ = [
     "MetaKeyVerdict",

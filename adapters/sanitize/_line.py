@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from visiongate._display import one_line
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine import SanitizeSettings
 
 from ._media import mark_unverified_media
 from ._text import clean_text, compile_text_rules

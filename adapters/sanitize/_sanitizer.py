@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from visiongate.engine._settings import SanitizeSettings
+from visiongate.engine import SanitizeSettings
 
 from ._keys import is_reserved_meta_key
 from ._text import Counts, clean_text, compile_text_rules

@@ -20,7 +20,7 @@ from typing import Final
 
 import regex
 
-from visiongate.engine._settings import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
+from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
 from ._invisible import (
     BLACK_FLAG,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from visiongate.engine._settings import INVISIBLE_CHANNELS
+from visiongate.engine import INVISIBLE_CHANNELS
 
 from ._invisible import (
     BLACK_FLAG,

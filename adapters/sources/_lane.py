@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from visiongate.engine import Decision, ExecutionSettings, NativeSettings, SanitizeSettings
-from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
-from visiongate.engine.facts._resolver import ResolvedFacts
+from visiongate.engine.facts import ProviderRegistry, ProviderRoute, ResolvedFacts
 
 from .._cache import ImageCache
 from ..images import (
@@ -96,7 +95,7 @@ class LaneContext:
     @property
     def resolved(self) -> ResolvedFacts:
         extra = self.decision.extra
-        if not isinstance(extra, ResolvedFacts):
+        if extra is None:
             # `decide_facts` has no provider route, so there is no payload shape to fit.
             raise ValueError("routing needs a decision made by `Gate.decide(provider, model)`")
         return extra

@@ -7,8 +7,8 @@ whole image would read it, so this module drives the two models itself: detectio
 region at the scale of the whole image, then one recognition pass over the crops of every
 region, taken from the full-resolution pixels.
 
-Imports numpy and OpenCV (both come with `rapidocr-onnxruntime`); import it only once OCR
-is known to be installed.
+Imports numpy and OpenCV (declared by the `ocr` extra, with rapidocr and onnxruntime);
+import it only once OCR is known to be installed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 import cv2
@@ -43,6 +44,10 @@ TEXT_SCORE: Final = 0.5
 """Recognised text below this confidence is dropped (RapidOCR's default)."""
 _STRIDE: Final = 32
 """The detection network needs sides that are multiples of this."""
+MODELS: Final = ("PP-OCRv6_det_small.onnx", "PP-OCRv6_rec_small.onnx")
+"""Detection and recognition models inside the rapidocr wheel (3.10 ships them, with the
+recognition model's character list inside it). They are passed by path, so RapidOCR never
+looks for a model to download: local OCR runs offline or not at all."""
 
 
 @dataclass(frozen=True)
@@ -159,40 +164,67 @@ def _text_box(quad: Quad, raw_text: str, score: float) -> TextBox | None:
     return TextBox(float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()), text)
 
 
-class RapidReader:
-    """`TextReader` over the models bundled with rapidocr-onnxruntime.
+def bundled_models() -> tuple[Path, Path]:
+    """The paths of `MODELS` in the installed rapidocr; `FileNotFoundError` naming what is
+    missing when this rapidocr does not ship them."""
+    import rapidocr
 
-    It uses RapidOCR's pre- and post-processing pieces, not its `__call__`; the version
-    range in pyproject.toml pins the attributes used here.
+    folder = Path(rapidocr.__file__).parent / "models"
+    paths = tuple(folder / name for name in MODELS)
+    missing = [path.name for path in paths if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"rapidocr {getattr(rapidocr, '__version__', '?')} ships no {', '.join(missing)} "
+            f"in {folder}; visiongate never downloads models (install rapidocr 3.10 or later)"
+        )
+    return paths[0], paths[1]
+
+
+class RapidReader:
+    """`TextReader` over the models inside the rapidocr wheel (`MODELS`).
+
+    It uses RapidOCR's detector session and post-processing and its recogniser, not its
+    `__call__`; the version range in pyproject.toml pins the attributes used here, and
+    `tests/test_vision_ocr.py` checks them by name.
     """
 
     def __init__(self, settings: OcrSettings) -> None:
-        from rapidocr_onnxruntime import RapidOCR
+        from rapidocr import RapidOCR
 
+        detection, recognition = bundled_models()
         # No angle classifier: screenshots are never upside down, and on small UI text the
         # classifier flips crops by mistake (it read a menu's `Edit` as `IP3`).
-        self._engine: Any = RapidOCR(
-            use_cls=False,
-            intra_op_num_threads=settings.threads,
-            inter_op_num_threads=1,
-            rec_batch_num=settings.rec_batch,
+        engine: Any = RapidOCR(
+            params={
+                "Global.use_cls": False,
+                "Global.log_level": "error",
+                "Det.model_path": str(detection),
+                "Rec.model_path": str(recognition),
+                "Rec.rec_batch_num": settings.rec_batch,
+                "EngineConfig.onnxruntime.intra_op_num_threads": settings.threads,
+                "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            }
         )
+        self._detector: Any = engine._load_det_model()
+        self._recogniser: Any = engine._load_rec_model()
 
     def detect(self, image: Pixels, scale: float) -> list[Quad]:
         height, width = image.shape[:2]
         target_w = max(_STRIDE, round(width * scale / _STRIDE) * _STRIDE)
         target_h = max(_STRIDE, round(height * scale / _STRIDE) * _STRIDE)
         resized = np.asarray(cv2.resize(_bgr(image), (target_w, target_h)), dtype=np.uint8)
-        tensor = _normalised(resized)
-        detector = self._engine.text_det
-        prediction = detector.infer(tensor)[0]
-        quads, _scores = detector.postprocess_op(prediction, (height, width))
-        kept = detector.filter_tag_det_res(quads, (height, width))
-        return [np.asarray(quad, dtype=np.float32) for quad in kept]
+        prediction = self._detector.session(_normalised(resized))
+        # Ordered clockwise, clipped to the image, boxes under 4 px dropped.
+        quads, _scores = self._detector.postprocess_op(prediction, (height, width))
+        return [np.asarray(quad, dtype=np.float32) for quad in quads]
 
     def recognise(self, crops: Sequence[Pixels]) -> list[tuple[str, float]]:
-        results, _elapsed = self._engine.text_rec(list(crops))
-        return [(str(result[0]), float(result[1])) for result in results]
+        from rapidocr.ch_ppocr_rec import TextRecInput
+
+        found = self._recogniser(TextRecInput(img=list(crops)))
+        return [
+            (str(text), float(score)) for text, score in zip(found.txts, found.scores, strict=True)
+        ]
 
 
 def _bgr(image: Pixels) -> Pixels:

@@ -1,4 +1,4 @@
-"""The embedded default backend: local OCR with rapidocr-onnxruntime, offline, no account.
+"""The embedded default backend: local OCR with rapidocr's bundled models, offline, no account.
 
 It reads text, and only text: a screenshot becomes its size plus the visible text in
 reading order with rough positions. A photo with no text is reported as such; this backend
@@ -258,9 +258,13 @@ def _read_screen() -> Callable[..., Reading]:
 
 def _rapid_reader(settings: OcrSettings) -> TextReader:
     try:
-        import rapidocr_onnxruntime  # noqa: F401  (the models ship in this package)
+        import onnxruntime  # noqa: F401  (rapidocr does not require its inference engine)
+        import rapidocr  # noqa: F401  (the models ship in this package)
     except ImportError as exc:
         raise VisionUnavailable(INSTALL_HINT) from exc
     from ._engine import RapidReader
 
-    return RapidReader(settings)
+    try:
+        return RapidReader(settings)
+    except FileNotFoundError as exc:
+        raise VisionUnavailable(f"local ocr cannot start: {exc}") from exc

@@ -30,7 +30,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._diagnostics import Diagnostic, Location, PolicyError, Severity, did_you_mean, has_errors
+from visiongate._suggest import did_you_mean
+
+from .._diagnostics import Diagnostic, Location, PolicyError, Severity, has_errors
 from .._settings import EMBED_TARGET_DEFAULT, EMBED_TARGET_MAX, EMBED_TARGET_MIN, clamp_embed_target
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file

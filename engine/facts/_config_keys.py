@@ -13,7 +13,8 @@ import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from .._diagnostics import did_you_mean
+from visiongate._suggest import did_you_mean
+
 from .._yaml import DocumentPath
 
 __all__ = ["SECTIONS", "byte_count", "clean", "coerce_bool", "unknown_keys"]

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
-from .._diagnostics import Severity, did_you_mean
+from visiongate._suggest import did_you_mean
+
+from .._diagnostics import Severity
 from .._yaml import DocumentPath
 from .._yaml import shown as one_line
 from ._config_keys import clean, unknown_keys

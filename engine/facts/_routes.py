@@ -7,14 +7,14 @@ experiment showed. Both land in one JSON file (by default
 it before anything else, with provenance such as `learned 2026-09-01: <evidence>`.
 
 Several agent processes may share the file: every change is a read-modify-write under an
-exclusive lock on a sidecar `.lock` file, written to a temporary file and renamed into place,
+exclusive lock on a sidecar `.lock` file (`_platform.exclusive`: `flock`, or an owner file
+where the system has no `fcntl`), written to a temporary file and renamed into place,
 so readers (who take no lock) always see a whole file. Readers notice another process's
 change by the file's size and modification time, looked at most once per second.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from visiongate._display import one_line
+from visiongate._platform import exclusive
 
 from .._files import replace_file
 from ._keys import model_id, provider_key, route_key
@@ -160,8 +161,7 @@ class RouteOverlay:
             raise ValueError("no routes file is configured, so nothing can be recorded")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.with_name(self.path.name + ".lock")
-        with self._lock, open(lock_path, "a+b") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._lock, exclusive(lock_path):
             routes = _parse(self._read_text())
             yield routes
             self._write(routes)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._diagnostics import did_you_mean
+from visiongate._suggest import did_you_mean
+
 from ..facts._catalog import ModelCatalog
 from ..facts._catalog_store import refreshed_path
 from ..facts._keys import model_id, provider_key

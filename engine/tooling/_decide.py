@@ -6,7 +6,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .._diagnostics import did_you_mean
+from visiongate._suggest import did_you_mean
+
 from .._vocabulary import FACT_NAMES, FACTS, Cell
 
 if TYPE_CHECKING:

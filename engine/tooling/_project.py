@@ -32,7 +32,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._diagnostics import Diagnostic, Location, PolicyError, did_you_mean
+from visiongate._suggest import did_you_mean
+
+from .._diagnostics import Diagnostic, Location, PolicyError
 from .lint._codes import LINT_CODES, lint_code
 
 CONFIG_FILE: Final = ".visiongate.yaml"

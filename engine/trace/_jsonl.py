@@ -14,24 +14,24 @@ after it was closed, and a closed file can be gzipped and pruned with no writer 
 rotation loses no records. The lock file also records which time period the live file
 belongs to, so a record decided just before a boundary but written after it does not start
 another rotation. All processes writing one file must use the same rotation options.
+Rotation needs shared locks (`_platform.SHARED_LOCKS`: `fcntl`), so where the system has none
+(Windows) a trace file only grows, and asking for rotation is an error.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from visiongate._platform import SHARED_LOCKS, lock, unlock
+
 from ._encode import encode_line
 from ._failures import DeliveryFailures
 from ._rotate import Rotation, closed_name, finish, first_record_period
-
-if sys.platform != "win32":
-    import fcntl  # rotation shared by processes needs POSIX advisory locks
 
 
 class JsonlTrace:
@@ -56,8 +56,8 @@ class JsonlTrace:
     ) -> None:
         self.path = Path(path)
         self.rotation = Rotation(max_bytes, when, interval, compress, backups)
-        if self.rotation.active and sys.platform == "win32":
-            raise ValueError("trace rotation needs POSIX file locks, which Windows lacks")
+        if self.rotation.active and not SHARED_LOCKS:
+            raise ValueError("trace rotation needs POSIX file locks (fcntl); this system has none")
         self.failures = DeliveryFailures(f"`{self.path}`")
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._pid = os.getpid()
@@ -104,13 +104,13 @@ class JsonlTrace:
             _write_whole(self._fd, line)
             return None
         lock_fd = self._lock_file()
-        fcntl.flock(lock_fd, fcntl.LOCK_SH)
+        lock(lock_fd, "shared")
         try:
             closed = None
             self._follow_path()
             if self._due(len(line)):
                 # Not atomic (flock drops the shared lock first), hence the second check.
-                fcntl.flock(lock_fd, fcntl.LOCK_EX)
+                lock(lock_fd, "exclusive")
                 self._follow_path()
                 if self._due(len(line)):
                     closed = self._rotate(lock_fd)
@@ -118,7 +118,7 @@ class JsonlTrace:
             _write_whole(self._fd, line)
             return closed
         finally:
-            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+            unlock(lock_fd)
 
     def _open_if_needed(self) -> int:
         if self._fd is None:

@@ -47,7 +47,7 @@ class ProxyOutcome:
         width, height = self.image
         return [
             f"  tools/list: {self.tools} tools, {self.hidden_in_listing} hidden characters reach "
-            "the client (the example server hides them in its `tagged` tool)",
+            "the client (the example server hides them in its `smuggle` tool's description)",
             f"  screenshot: text and a {width}x{height} image in a {self.message_bytes:,}-byte "
             f"answer (the {CLIENT} limit is 1,000,000 bytes; the server sent 2560x1440)",
             f"  records: {self.trace}",

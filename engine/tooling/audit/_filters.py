@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from ..._diagnostics import did_you_mean
+from visiongate._suggest import did_you_mean
+
 from ..._vocabulary import LANES, SOURCES
 from ._read import Row
 from ._result import NO_RULE, NO_SOURCE, model_label

@@ -125,7 +125,11 @@ def lines(
         raise InputError(f"cannot read `{source.shown}` to its end: {_why(error)}") from None
     finally:
         if source.name != STDIN:
+            # A GzipFile given a file object does not close it: the file is closed here too.
+            given = getattr(stream, "fileobj", None)
             stream.close()
+            if given is not None:
+                given.close()
 
 
 def _chunks(stream: BinaryIO, budget: int | None) -> Iterator[bytes]:

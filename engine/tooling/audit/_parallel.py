@@ -3,7 +3,8 @@ lines, and the parent merges the counts in order (line numbers shifted, samples 
 trace order). The result is the one a single reader gets; only the wall time differs.
 
 Workers are forked, so this is for the command line (a process with one thread);
-`aggregate` stays single-process for library callers. Gzip files and standard input cannot
+`aggregate` stays single-process for library callers, and so does a system that cannot fork
+(Windows). Gzip files and standard input cannot
 be split: each of those is read whole by one worker (stdin: by the parent, in order).
 """
 
@@ -15,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Final
+
+from visiongate._platform import can_fork
 
 from ._aggregate import Builder, Query, aggregate
 from ._inputs import STDIN, TraceInput, line_start_after, plain_size
@@ -61,7 +64,7 @@ def aggregate_in_parallel(
     """`aggregate` with up to `jobs` worker processes."""
     sources = list(inputs)
     parts = plan(sources, jobs)
-    if jobs < 2 or len(parts) < 2 or any(source.name == STDIN for source in sources):
+    if jobs < 2 or len(parts) < 2 or not can_fork() or any(s.name == STDIN for s in sources):
         return aggregate(sources, query, policy_override)
     builder = Builder(query, policy_override)
     offsets: dict[int, int] = {}

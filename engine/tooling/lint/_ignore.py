@@ -13,7 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..._diagnostics import Diagnostic, Location, did_you_mean
+from visiongate._suggest import did_you_mean
+
+from ..._diagnostics import Diagnostic, Location
 from ._codes import LINT_CODES, lint_code
 
 _DIRECTIVE = re.compile(r"(?:^|\s)#\s*visiongate\s*:\s*(?P<body>.*)$")

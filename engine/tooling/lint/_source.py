@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..._diagnostics import Diagnostic, did_you_mean
+from visiongate._suggest import did_you_mean
+
+from ..._diagnostics import Diagnostic
 from ..._yaml import LoadedYaml
 from ._codes import LINT_CODES, lint_code
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from visiongate._suggest import did_you_mean
+
 from ..._compile import CellVerdict
-from ..._diagnostics import Diagnostic, PolicyError, did_you_mean
+from ..._diagnostics import Diagnostic, PolicyError
 from ..._gate import Gate
 from ..._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ..._vocabulary import CELL_COUNT, Cell, all_cells, format_cell

@@ -48,7 +48,9 @@ class _GuardedStdout(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
-        if self._stream is not None and not self.broken:
+        # Closed under us (a test's capture, at the guard's finalization, which Python 3.13
+        # reports): nothing left to flush.
+        if self._stream is not None and not self.broken and not self._stream.closed:
             try:
                 self._stream.flush()
             except BrokenPipeError:

@@ -120,7 +120,7 @@ def _cores() -> int:
 
 
 def _query(args: argparse.Namespace) -> Query:
-    from visiongate.engine._diagnostics import did_you_mean
+    from visiongate._suggest import did_you_mean
     from visiongate.engine.tooling.audit._aggregate import Query
     from visiongate.engine.tooling.audit._filters import CLOSED, check_closed, check_sha_prefixes
 

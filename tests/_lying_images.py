@@ -3,8 +3,8 @@
 Each sample is real bytes, drawn with Pillow and then edited the way a hostile server would
 (issues 12 and 13). The image stage must never attach any of them as they are: each is either
 re-encoded from its decoded pixels, which drops everything that is not the image, or refused
-with the reason. The example server's `lying_images` tool returns them; the tests use them as
-regression samples.
+with the reason. The hostile test server's `lying_images` tool returns them
+(`_hostile_mcp.py`); the image tests use them as regression samples.
 """
 
 from __future__ import annotations

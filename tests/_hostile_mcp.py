@@ -1,10 +1,15 @@
-"""The example server's hostile tools: what an adversarial server sends, to keep doors shut.
+"""The tests' hostile MCP server: the example server plus what an adversarial server sends.
 
-| tool          | returns                                                                      |
-|---------------|------------------------------------------------------------------------------|
-| `tagged`      | TAG characters in every string field of every block type, `_meta`, structure |
-| `separators`  | `MEDIA:` after every Unicode line break, behind every kind of invisible lead |
-| `bad_gif`     | a GIF with a 1 MB comment (JPEG encoders refuse it), then a good PNG         |
+Run it over stdio with `python tests/_hostile_mcp.py` (`server_command()`); the tests also
+serve `build_server()` over Streamable HTTP. It lives with the tests, not in the package:
+nothing a user installs needs an attacker. Its tools are the example server's and:
+
+| tool           | returns                                                                      |
+|----------------|------------------------------------------------------------------------------|
+| `tagged`       | TAG characters in every string field of every block type, `_meta`, structure |
+| `separators`   | `MEDIA:` after every Unicode line break, behind every kind of invisible lead |
+| `bad_gif`      | a GIF with a 1 MB comment (JPEG encoders refuse it), then a good PNG         |
+| `lying_images` | polyglots, short pixel data, text in metadata (`_lying_images.py`)           |
 
 The tools are also registered with a tagged title and description, so `tools/list` carries
 the payload too. The line breaks are enumerated from `unicodedata` at call time (every
@@ -18,20 +23,41 @@ import io
 import sys
 import unicodedata
 from functools import cache
+from pathlib import Path
 from typing import Any, Final
 
+from _lying_images import register as register_lying_images
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from PIL import Image
 
+from visiongate.adapters.mcp import example_server
+
 __all__ = [
     "LEADING_SAMPLES",
     "bad_gif_result",
+    "build_server",
     "line_breaks",
     "register_hostile_tools",
     "separators_result",
+    "server_command",
     "tagged_result",
 ]
+
+
+def server_command() -> list[str]:
+    """The command that starts this server over stdio, from any directory (the script's own
+    folder, `tests/`, is on its `sys.path`, so `_lying_images` is found)."""
+    return [sys.executable, str(Path(__file__).resolve())]
+
+
+def build_server() -> MCPServer:
+    """The example server with the hostile tools added."""
+    server = example_server.build_server()
+    register_hostile_tools(server)
+    register_lying_images(server)
+    return server
+
 
 TAG_BASE: Final = 0xE0000
 LEADING_SAMPLES: Final = (
@@ -152,3 +178,7 @@ def register_hostile_tools(server: MCPServer) -> None:
     @server.tool(description="A GIF with a 1 MB comment, then a good PNG")
     def bad_gif() -> CallToolResult:
         return bad_gif_result()
+
+
+if __name__ == "__main__":
+    build_server().run()

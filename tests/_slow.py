@@ -1,0 +1,112 @@
+"""Which tests are `slow`, by rule: what a test uses, read from its code (CONTRIBUTING.md).
+
+A test is slow when its function, its fixtures, or the functions and classes of `tests/` they
+call (followed a few levels, never into the package itself) name something heavy: a process
+(`subprocess`, the MCP servers' commands, the proxy), a browser, the OCR models, the
+2560x1440 screenshot, the clock (`sleep`). Property tests (hypothesis) and fuzzers
+(`test_*_fuzz.py`) run hundreds of cases and are slow too. A test that is slow for another
+reason says so with `@pytest.mark.slow`; `conftest.py` lists, after a run, unmarked tests
+that took longer than `REPORT_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+TESTS: Final = Path(__file__).parent
+REPORT_SECONDS: Final = 2.0
+
+HEAVY: Final[dict[str, str]] = {
+    "subprocess": "starts a process",
+    "ProcessPoolExecutor": "starts processes",
+    "server_command": "starts an MCP server over stdio",
+    "everything_command": "starts the npm reference MCP server",
+    "stdio_client": "starts an MCP server over stdio",
+    "open_session": "starts an MCP server over stdio",
+    "call_and_route": "starts an MCP server over stdio",
+    "call_mcp_tool": "starts an MCP server over stdio",
+    "proxied": "starts `visiongate proxy`",
+    "RawClient": "starts `visiongate proxy`",
+    "find_chromium": "drives a browser",
+    "LocalOCRBackend": "loads the OCR models",
+    "screenshot_png": "puts 2560x1440 screenshots through the image stage",
+    "sleep": "waits on the clock",
+}
+"""A name in a test's code -> why that makes the test slow."""
+
+_DEPTH: Final = 4
+
+
+def slow_reason(item: pytest.Item) -> str | None:
+    """Why `item` is slow, or None."""
+    function = getattr(item, "obj", None)
+    if not callable(function):
+        return None  # a policy test file's case (`visiongate test` items): a table look-up
+    path = Path(str(item.path))
+    if path.name.endswith("_fuzz.py"):
+        return "a fuzzer"
+    if getattr(function, "is_hypothesis_test", False):
+        return "a property test: hundreds of generated cases"
+    used = set(_names(_unwrapped(function), _DEPTH, set()))
+    for fixture in _fixture_functions(item):
+        used |= set(_names(fixture, _DEPTH, set()))
+    found = sorted(HEAVY[name] for name in used & HEAVY.keys())
+    return found[0] if found else None
+
+
+def _unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:
+    inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
+    return inspect.unwrap(inner or function)
+
+
+def _fixture_functions(item: pytest.Item) -> Iterator[Callable[..., Any]]:
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        for definition in info.name2fixturedefs.get(name, ()) if info else ():
+            if _ours(definition.func):
+                yield definition.func
+
+
+def _ours(thing: Any) -> bool:
+    """Defined in a file under `tests/` (not the package, not a library)."""
+    try:
+        file = inspect.getsourcefile(thing)
+    except TypeError:
+        return False
+    return file is not None and Path(file).resolve().is_relative_to(TESTS)
+
+
+def _names(thing: Any, depth: int, seen: set[int]) -> Iterator[str]:
+    """Every global and attribute name `thing`'s code uses, and that of the functions and
+    classes of `tests/` it names, `depth` levels down."""
+    if id(thing) in seen:
+        return
+    seen.add(id(thing))
+    if inspect.isclass(thing):
+        for member in vars(thing).values():
+            function = getattr(member, "__func__", member)
+            if inspect.isfunction(function):
+                yield from _names(function, depth, seen)
+        return
+    code = getattr(thing, "__code__", None)
+    if code is None:
+        return
+    scope = getattr(thing, "__globals__", {})
+    for name in _code_names(code):
+        yield name
+        target = scope.get(name)
+        if depth and (inspect.isfunction(target) or inspect.isclass(target)) and _ours(target):
+            yield from _names(target, depth - 1, seen)
+
+
+def _code_names(code: types.CodeType) -> Iterator[str]:
+    yield from code.co_names
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):  # nested functions, lambdas, comprehensions
+            yield from _code_names(constant)

@@ -1,0 +1,95 @@
+"""The repository's habits hold: each written in one place and checked, so none goes stale.
+
+CONTRIBUTING.md's map of `tests/` covers every test file; the pre-commit configuration runs
+the hooks this repository publishes; the `test` extra refers to the other extras instead of
+repeating them; every exception to `filterwarnings = error` says why.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).parent.parent
+PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def contributing_map() -> dict[str, list[str]]:
+    """Stage -> the file patterns of its row in CONTRIBUTING.md's table."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.split("## Where a new test goes", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[1].startswith("`"):
+            rows[cells[0]] = re.findall(r"`([^`]+)`", cells[1])
+    return rows
+
+
+def test_every_test_file_has_exactly_one_place_in_contributing() -> None:
+    patterns = {
+        pattern: stage
+        for stage, globs in contributing_map().items()
+        for pattern in globs
+        if pattern.startswith("test_")
+    }
+    assert len(patterns) > 20
+    files = sorted(path.name for path in (ROOT / "tests").glob("test_*.py"))
+    places = {name: [p for p in patterns if fnmatch.fnmatch(name, p)] for name in files}
+    assert {name: found for name, found in places.items() if len(found) != 1} == {}
+    # No row lists a pattern that matches nothing (a renamed file leaves no stale row).
+    assert [p for p in patterns if not any(fnmatch.fnmatch(n, p) for n in files)] == []
+
+
+def test_the_pre_commit_config_runs_the_published_hooks_on_this_repository() -> None:
+    published = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    [local] = [repo for repo in config["repos"] if repo["repo"] == "local"]
+    hooks = {hook["id"]: hook for hook in local["hooks"]}
+    assert {"ruff", "ruff-format", "mypy"} <= set(hooks)
+    for hook in published:
+        mine = hooks[hook["id"]]
+        assert mine["entry"] == f".venv/bin/{hook['entry']}", hook["id"]
+        assert mine.get("pass_filenames", True) == hook.get("pass_filenames", True), hook["id"]
+        assert mine.get("exclude") == hook.get("exclude"), hook["id"]
+        assert mine["files"].startswith("^"), "only this repository's own policies"
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {
+        re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower() for requirement in requirements
+    }
+
+
+def test_the_test_and_demo_extras_refer_to_the_others() -> None:
+    extras: dict[str, list[str]] = PROJECT["project"]["optional-dependencies"]
+    assert "visiongate[mcp,ocr,otel]" in extras["test"]
+    assert "visiongate[mcp,ocr]" in extras["demo"]
+    for name in ("mcp", "ocr", "otel"):
+        repeated = _names(extras[name]) & (_names(extras["test"]) | _names(extras["demo"]))
+        assert repeated == set(), f"{sorted(repeated)} of [{name}] written out again"
+
+
+def test_what_the_ocr_code_imports_is_declared() -> None:
+    ocr = _names(PROJECT["project"]["optional-dependencies"]["ocr"])
+    imported = {"numpy", "opencv-python-headless", "rapidocr", "onnxruntime"}
+    assert imported <= ocr
+    engine = (ROOT / "adapters" / "vision" / "_engine.py").read_text(encoding="utf-8")
+    assert "import cv2" in engine and "import numpy" in engine
+
+
+def test_every_warning_filter_is_an_error_or_a_named_commented_exception() -> None:
+    filters: list[str] = PROJECT["tool"]["pytest"]["ini_options"]["filterwarnings"]
+    assert filters[0] == "error"
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    block = text.split("filterwarnings = [", 1)[1].split("\n]", 1)[0].splitlines()
+    for entry in filters[1:]:
+        assert entry.startswith("ignore:") and entry.count(":") >= 2, entry  # a message, a class
+        line = next(index for index, row in enumerate(block) if entry in row)
+        above = [row.strip() for row in block[:line] if not row.strip().startswith('"ignore:')]
+        assert above and above[-1].startswith("#"), f"say why: {entry}"
