@@ -167,8 +167,16 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
         print(f"visiongate proxy: {stopped}; the server was stopped", file=sys.stderr)
         return stopped.exit_code
     finally:
-        if started is not None and getattr(started, "returncode", 0) is None:
+        if _unreleased(started):
             started.kill()  # never reached the relay (a bad policy, a signal): stop it now
+
+
+def _unreleased(started: Any) -> bool:
+    """A server started here that the relay did not stop: still running, or exited with its
+    watchdog (and maybe children in its group) still there."""
+    if started is None or not hasattr(started, "kill"):  # nothing started, or a SpawnError
+        return False
+    return started.returncode is None or started.watchdog is not None
 
 
 def _gate_and_relay(
