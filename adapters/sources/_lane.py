@@ -23,6 +23,7 @@ from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
 from visiongate.engine.facts._resolver import ResolvedFacts
 
 from .._cache import ImageCache
+from .._routed import ask_tool
 from ..images import (
     BatchResult,
     ImageTarget,
@@ -89,9 +90,7 @@ class LaneContext:
 
     def ask_tool(self, what: str = "it") -> str:
         """The end of a note on an image kept out: how the model can see `what`, if it can."""
-        if self.image_tool is None:
-            return ""
-        return f"; to see {what}, call {self.image_tool} with its MEDIA: path"
+        return ask_tool(self.image_tool, what)
 
     @property
     def resolved(self) -> ResolvedFacts:
