@@ -165,7 +165,8 @@ def test_a_removal_note_names_the_tool_the_model_has(
 ) -> None:
     # Regression: the note always said `vision_analyze`, a tool the proxy's model lacks.
     router = Router(Gate.load(), cache=tmp_path, image_tool=image_tool)
-    history = [m for turn in route_turns(router, "openai-chat", screens[1 : KEEP + 2]) for m in turn]
+    turns = route_turns(router, "openai-chat", screens[1 : KEEP + 2])
+    history = [message for turn in turns for message in turn]
     text = json.dumps(router.bound_history(history, "openai-chat").messages)
     assert call in text
     assert "MEDIA:" in text
