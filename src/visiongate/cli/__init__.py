@@ -177,13 +177,9 @@ def _unrecognized(
     label = " ".join(["visiongate", *names])
     if not word.startswith("-") or word == "-":
         return f"{label}: error: unexpected argument `{word}`: see `{label} --help`"
-    import difflib
+    from visiongate.cli._options import unknown_option_message
 
-    flag = word.split("=", 1)[0]
-    options = [option for action in target._actions for option in action.option_strings]
-    close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
-    hint = f"did you mean `{close[0]}`?" if close else f"see `{label} --help`"
-    return f"{label}: error: unknown option `{flag}`: {hint}"
+    return unknown_option_message(target, names, word)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,6 +220,12 @@ def _dispatch(arguments: list[str]) -> int:
         return EXIT_USAGE
     first = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(only=first)
+    from visiongate.cli._options import misspelt_option
+
+    problem = misspelt_option(parser, arguments)  # before argparse's "required" complaint
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     try:
         args, extras = parser.parse_known_args(arguments)
     except SystemExit as done:  # argparse: --help (0) or a usage error (2), already printed
