@@ -7,7 +7,8 @@ shapes, `_history_slots`) and returns a copy in which:
   later ones become a note naming the image's `MEDIA:` path (what the policy's
   `max_calls_per_image` means, with no `seen_hashes` for the caller to keep);
 - at most `keep_recent_images` images remain, the most recent; older ones become a one-line
-  note and their `MEDIA:` path, so the model can ask `vision_analyze` for another look.
+  note and their `MEDIA:` path, so the model can ask its image tool for another look (the
+  router's `image_tool`: `vision_analyze` in an agent, `visiongate_view_image` in the proxy).
 
 Images are removed in chunks, not one per request. Providers cache the longest unchanged
 prefix of a request (Anthropic's and OpenAI's prompt caches, Gemini's implicit cache): a
@@ -34,7 +35,7 @@ from typing import Any
 
 from ._cache import UNKNOWN_EXTENSION, ImageCache, extension_for
 from ._history_slots import Edits, Slot, find_slots
-from ._routed import media_line
+from ._routed import ask_tool, media_line
 from .images import sniff_media_type
 
 __all__ = ["BoundedHistory", "bound_history", "default_chunk"]
@@ -66,12 +67,15 @@ def bound_history(
     max_calls_per_image: int | None = None,
     chunk: int | None = None,
     cache: ImageCache | None = None,
+    image_tool: str | None = "vision_analyze",
 ) -> BoundedHistory:
     """A copy of `conversation` (messages, items or contents of `api`) with its images bounded.
 
     `cache` names each removed image by a `MEDIA:` path (a file the router wrote, else one
     written from the conversation's bytes); without it no path is given. Writing the cache is
     blocking I/O: call this off the event loop in async code. None for a limit: no limit.
+    `image_tool` is the tool the notes tell the model to call with that path; None: the model
+    has none, and the notes give the path alone.
     """
     for name, value in (("keep_recent_images", keep_recent_images), ("chunk", chunk)):
         if value is not None and value < 1:
@@ -81,7 +85,7 @@ def bound_history(
     messages = copy.deepcopy([dict(message) for message in conversation])
     slots = find_slots(messages, api)
     removal = _removal(len(slots), keep_recent_images, chunk)
-    notes = _Notes(cache, keep_recent_images)
+    notes = _Notes(cache, keep_recent_images, image_tool)
     edits = Edits()
     for slot in slots[:removal]:
         slot.replace(notes.removed(slot), edits)
@@ -126,9 +130,10 @@ class _Notes:
 
     """The one-line notes that take an image's place, each with its `MEDIA:` path if known."""
 
-    def __init__(self, cache: ImageCache | None, keep: int | None) -> None:
+    def __init__(self, cache: ImageCache | None, keep: int | None, image_tool: str | None) -> None:
         self._cache = cache
         self._keep = keep
+        self._image_tool = image_tool
 
     def removed(self, slot: Slot) -> str:
         note = (
@@ -148,9 +153,7 @@ class _Notes:
         path = self._path(slot)
         if path is None:
             return note + "]"
-        return f"{note}; to see it again, call vision_analyze with its MEDIA: path]\n" + media_line(
-            str(path)
-        )
+        return f"{note}{ask_tool(self._image_tool, 'it again')}]\n" + media_line(path)
 
     def _path(self, slot: Slot) -> str | None:
         raw = slot.raw_bytes()

@@ -142,6 +142,14 @@ def media_line(path: str) -> str:
     return f"{MEDIA_PREFIX}{path}"
 
 
+def ask_tool(image_tool: str | None, what: str = "it") -> str:
+    """The end of a note on an image kept out: how the model can see `what`, if it has a tool
+    for it (the agent's `vision_analyze`, the proxy's `visiongate_view_image`); "" if not."""
+    if image_tool is None:
+        return ""
+    return f"; to see {what}, call {image_tool} with its MEDIA: path"
+
+
 def json_line(label: str, value: Any) -> str:
     """`label: <compact JSON>` on one line under any line-splitting rule; non-JSON values are
     shown with `repr` so nothing is lost.

@@ -201,8 +201,9 @@ class Router:
         """The conversation to send next (messages, items or contents in the `api` shape) with
         its images bounded by the policy's `execution.keep_recent_images` and
         `execution.max_calls_per_image`: older images and repeats become their `MEDIA:` path
-        and a one-line note, removed in chunks so the cached prefix stays stable. The input is
-        not changed; call it on the whole history before each request."""
+        and a one-line note naming the router's `image_tool`, removed in chunks so the cached
+        prefix stays stable. The input is not changed; call it on the whole history before
+        each request."""
         check_api(api)
         execution = self._gate.compiled.policy.execution
         return bound_history(
@@ -211,6 +212,7 @@ class Router:
             keep_recent_images=execution.keep_recent_images,
             max_calls_per_image=execution.max_calls_per_image,
             cache=self._cache,
+            image_tool=self._image_tool,
         )
 
     def sanitize_tools(self, listing: _Listing) -> _Listing:

@@ -61,6 +61,13 @@ class Diagnostic:
             text += f"\n  help: {self.help}"
         return text
 
+    def warning_text(self) -> str:
+        """The finding as a decision record's `warnings` carry it: `file:line:col: message;
+        help` (an error starts with `error: `)."""
+        text = f"{self.location}: {self.message}"
+        text = f"error: {text}" if self.severity == "error" else text
+        return f"{text}; {self.help}" if self.help else text
+
     def as_dict(self) -> dict[str, object]:
         return {
             "code": self.code,

@@ -84,6 +84,8 @@ class ReloadResult:
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
     policy = compiled.policy
+    # What the policy says that is read otherwise (a clamped byte budget) is in every record.
+    warnings = tuple(finding.warning_text() for finding in policy.warnings) + warnings
     ref = PolicyRef.of(policy)
     context = DecisionContext(ref, warnings=warnings, full_policy=policy)
     return _State(compiled, compiled.table, ref, warnings, context)

@@ -65,6 +65,7 @@ def _stage_schema(context: _Context) -> None:
 def _stage_build(context: _Context) -> None:
     assert context.loaded is not None and context.document is not None
     context.policy = build_policy(context.document, context.loaded)
+    context.diagnostics.extend(context.policy.warnings)
     context.diagnostics.extend(_duplicate_ids(context.policy))
 
 

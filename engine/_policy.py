@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
 
-from ._diagnostics import Location
+from ._diagnostics import Diagnostic, Location
 from ._settings import (
+    EMBED_TARGET_HELP,
     INVISIBLE_CHANNELS,
     ExecutionSettings,
     InvisibleMode,
@@ -18,6 +19,7 @@ from ._settings import (
     TextAction,
     UserOnly,
     clamp_embed_target,
+    clamped_message,
 )
 from ._vocabulary import FACT_NAMES, FACTS, Cell
 from ._yaml import LoadedYaml
@@ -75,6 +77,9 @@ class Policy:
     lint_fail_level: str = "error"
     drops_invariants: tuple[str, ...] = ()
     """Invariant ids this version removes on purpose: a reload accepts their absence."""
+    warnings: tuple[Diagnostic, ...] = ()
+    """What the policy says that is read otherwise (a clamped byte budget): lint reports
+    them, and every decision record carries them in `warnings`."""
 
 
 def unmet_fact(when: Condition, cell: Cell) -> str | None:
@@ -119,7 +124,33 @@ def build_policy(document: Mapping[str, Any], loaded: LoadedYaml) -> Policy:
         lint_severity=MappingProxyType(dict(lint.get("severity", {}))),
         lint_fail_level=str(lint.get("fail_level", "error")),
         drops_invariants=tuple(document.get("drops_invariants", ())),
+        warnings=clamped_settings(document, loaded),
     )
+
+
+def clamped_settings(document: Mapping[str, Any], loaded: LoadedYaml) -> tuple[Diagnostic, ...]:
+    """A located `clamped-setting` warning for each `embed_target_bytes` (of the native lane
+    or one source's) outside the byte budgets the native lane takes; the nearest bound
+    applies, as it does for an agent config's `vision.embed_target_bytes`."""
+    native = document.get("execution", {}).get("native", {})
+    sections = [(("execution", "native"), native)] + [
+        (("execution", "native", "sources", source), overrides)
+        for source, overrides in native.get("sources", {}).items()
+    ]
+    found = []
+    for where, section in sections:
+        if "embed_target_bytes" not in section:
+            continue
+        value = int(section["embed_target_bytes"])
+        clamped = clamp_embed_target(value)
+        if clamped != value:
+            path = (*where, "embed_target_bytes")
+            message = clamped_message(value, clamped)
+            location = loaded.location(path)
+            found.append(
+                Diagnostic("clamped-setting", "warning", message, location, path, EMBED_TARGET_HELP)
+            )
+    return tuple(found)
 
 
 def _condition(when: Mapping[str, list[str]]) -> Condition:

@@ -21,9 +21,23 @@ EMBED_TARGET_MIN: Final = 65_536
 EMBED_TARGET_MAX: Final = 4_194_304
 
 
+EMBED_TARGET_HELP: Final = (
+    f"write a whole number of bytes between {EMBED_TARGET_MIN} and {EMBED_TARGET_MAX}"
+)
+
+
 def clamp_embed_target(value: int) -> int:
     """Clamp a byte budget to [64 KiB, 4 MiB]."""
     return max(EMBED_TARGET_MIN, min(EMBED_TARGET_MAX, value))
+
+
+def clamped_message(value: int, clamped: int) -> str:
+    """What a clamped byte budget says, in a policy or an agent config."""
+    bound = "smallest" if clamped > value else "largest"
+    return (
+        f"`{value}` is outside the byte budgets the native lane takes, "
+        f"clamped to the {bound}, {clamped}"
+    )
 
 
 TallImages = Literal["tile", "shrink", "text"]

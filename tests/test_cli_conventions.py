@@ -103,6 +103,26 @@ MISSPELT_FLAGS = {
     "routes list --jsn": (["routes", "list", "--jsn"], "routes list", "did you mean `--json`?"),
     "an option with its value": (["lint", "--formt=json"], "lint", "did you mean `--format`?"),
     "nothing close": (["version", "--zzz"], "version", "see `visiongate version --help`"),
+    # Regression: the server command took the rest of the line, so argparse reported the
+    # required flags it then missed (`--tool`, `--provider`), not the misspelt one.
+    "mcp call --tol": (
+        ["mcp", "call", "--tol", "x", "--", "server"],
+        "mcp call",
+        "did you mean `--tool`?",
+    ),
+    "mcp call --providr": (
+        ["mcp", "call", "--providr", "p", "--tool", "x", "--model", "m", "--", "server"],
+        "mcp call",
+        "did you mean `--provider`?",
+    ),
+    "mcp call --timout, no --": (
+        ["mcp", "call", "--timout", "3", "python", "server.py"],
+        "mcp call",
+        "did you mean `--timeout`?",
+    ),
+    "proxy --modl": (["proxy", "--modl", "m", "--", "server"], "proxy", "did you mean `--model`?"),
+    # Likewise a command with required flags: they were named instead of the misspelt one.
+    "route --providr": (["route", "--providr", "a"], "route", "did you mean `--provider`?"),
 }
 
 
@@ -114,6 +134,21 @@ def test_a_misspelt_flag_gets_a_did_you_mean_from_its_command(
     flag = next(word for word in argv if word.startswith("-")).split("=")[0]
     line = f"visiongate {label}: error: unknown option `{flag}`: {hint}\n"
     assert (code, out, err) == (2, "", line)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mcp", "call", "--tool", "t", *TARGET, "--", "/no/such/server", "--its-own", "-x"],
+        ["mcp", "call", "--tool", "t", *TARGET, "/no/such/server", "--its-own", "-x"],
+    ],
+)
+def test_the_server_commands_own_flags_are_not_judged(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = run(capsys, *argv)
+    assert code == 2 and "unknown option" not in err
+    assert "cannot start the MCP server `server --its-own -x`" in err  # the flags reach it
 
 
 def test_a_stray_word_is_named(capsys: pytest.CaptureFixture[str]) -> None:

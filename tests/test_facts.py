@@ -5,6 +5,8 @@ The cases are data: `tests/data/facts/{mode,aux,catalog,path,routes,embed}.yaml`
 
 from __future__ import annotations
 
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from visiongate.engine.facts._registry import ProviderRegistry
 from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
 
 DATA = Path(__file__).parent / "data" / "facts"
+REGISTRY_TEXT = (Path(__file__).parent.parent / "policies" / "providers.yaml").read_text("utf-8")
 CASE_FILES = ("mode", "aux", "catalog", "path", "routes", "embed")
 DEFAULT_PROVIDER = "openrouter"
 DEFAULT_MODEL = "deepseek/deepseek-v3.2"
@@ -38,9 +41,11 @@ def _config(case: dict[str, Any]) -> AgentConfig:
     return AgentConfig.from_mapping(case.get("config", {}))
 
 
-def _resolve(config: AgentConfig, provider: str, model: str) -> ResolvedFacts:
-    resolver = FactResolver(config, ModelCatalog.bundled(), ProviderRegistry.bundled())
-    return resolver.resolve(provider, model)
+def _resolve(
+    config: AgentConfig, provider: str, model: str, registry: ProviderRegistry | None = None
+) -> ResolvedFacts:
+    registry = registry or ProviderRegistry.bundled()
+    return FactResolver(config, ModelCatalog.bundled(), registry).resolve(provider, model)
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -60,7 +65,52 @@ def test_resolution(case: dict[str, Any]) -> None:
         assert resolved.embed_target_bytes == case["want_embed_target_bytes"]
     for name, value in case.get("want_route", {}).items():
         got = getattr(resolved.route, name)
-        assert (list(got) if isinstance(got, tuple) else got) == value, (name, resolved.route)
+        want = _registry_lines(value, REGISTRY_TEXT) if isinstance(value, str) else value
+        assert (list(got) if isinstance(got, tuple) else got) == want, (name, resolved.route)
+
+
+def _registry_lines(text: str, registry: str) -> str:
+    """`text` with each `{line of a.b}` replaced by the line of key `a.b` in `registry`."""
+    return re.sub(r"\{line of ([\w.-]+)\}", lambda m: str(_key_line(m.group(1), registry)), text)
+
+
+@cache
+def _key_line(dotted: str, registry: str) -> int:
+    """The 1-based line of the key at `dotted` (`providers.openrouter`) in `registry`."""
+    node: yaml.Node = yaml.compose(registry)
+    line = 0
+    for part in dotted.split("."):
+        assert isinstance(node, yaml.MappingNode), dotted
+        key, node = next((k, v) for k, v in node.value if k.value == part)
+        line = key.start_mark.line + 1
+    return line
+
+
+_LOCATED = [
+    pytest.param(case, id=case["name"])
+    for case in yaml.safe_load((DATA / "path.yaml").read_text("utf-8"))["cases"]
+    if "where" in case.get("want_route", {})
+]
+_ADDED_FIRST = """  a-host-added-first:
+    api: openai-chat
+    tool_result_images: false
+    evidence: assumed
+    note: an entry added above every other, as the registry grows
+"""
+
+
+@pytest.mark.parametrize("case", _LOCATED)
+def test_a_located_route_expectation_follows_the_registry_as_it_grows(
+    case: dict[str, Any],
+) -> None:
+    # The expectation names the entry, not a line: the registry grows between releases.
+    grown = REGISTRY_TEXT.replace("\nproviders:\n", "\nproviders:\n" + _ADDED_FIRST, 1)
+    assert grown != REGISTRY_TEXT
+    registry = ProviderRegistry.from_text(grown, "providers.yaml")
+    resolved = _resolve(_config(case), case["provider"], case["model"], registry)
+    want = _registry_lines(case["want_route"]["where"], grown)
+    assert want != _registry_lines(case["want_route"]["where"], REGISTRY_TEXT)  # it moved
+    assert resolved.route.where == want
 
 
 def _check_warnings(warnings: tuple[str, ...], wanted: list[str]) -> None:

@@ -153,6 +153,28 @@ def test_a_removed_image_becomes_its_media_path_and_a_note(
     assert Path(path).parent == tmp_path
 
 
+@pytest.mark.parametrize(
+    ("image_tool", "call"),
+    [
+        ("vision_analyze", "; to see it again, call vision_analyze with its MEDIA: path]"),
+        ("visiongate_view_image", "; to see it again, call visiongate_view_image with its"),
+        (None, "are kept)]"),
+    ],
+)
+def test_a_removal_note_names_the_tool_the_model_has(
+    image_tool: str | None, call: str, screens: list[bytes], tmp_path: Path
+) -> None:
+    # Regression: the note always said `vision_analyze`, a tool the proxy's model lacks.
+    router = Router(Gate.load(), cache=tmp_path, image_tool=image_tool)
+    turns = route_turns(router, "openai-chat", screens[1 : KEEP + 2])
+    history = [message for turn in turns for message in turn]
+    text = json.dumps(router.bound_history(history, "openai-chat").messages)
+    assert call in text
+    assert "MEDIA:" in text
+    for other in {"vision_analyze", "visiongate_view_image"} - {image_tool}:
+        assert f"call {other}" not in text
+
+
 def test_max_calls_per_image_needs_no_seen_hashes(screens: list[bytes], tmp_path: Path) -> None:
     # Regression (issue 15): only a caller that kept `seen_hashes` avoided re-attaching.
     router = make_router(tmp_path)

@@ -201,13 +201,59 @@ def test_the_cli_knows_the_same_clients() -> None:
     assert tuple(CLIENTS) == CLI_CLIENTS
 
 
-def test_server_names() -> None:
-    assert server_name(["npx", "-y", "@modelcontextprotocol/server-everything"], None) == (
-        "server-everything"
-    )
-    assert server_name(["python", "-m", "pkg.example_server"], None) == "example_server"
-    assert server_name(["uvx", "tool@1.2"], None) == "tool"
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        # Regression: the entry was named after the last word, here the port.
+        (["python", "server.py", "--port", "3"], "server"),
+        (["/usr/bin/python3.12", "-u", "/srv/tools/server.py", "--verbose"], "server"),
+        (["python", "-m", "pkg.mod", "--flag"], "pkg-mod"),  # no `.`: Codex refuses it
+        (["python3", "-X", "dev", "-m", "mcp_server_git", "--repository", "."], "mcp_server_git"),
+        (["npx", "-y", "@modelcontextprotocol/server-everything"], "server-everything"),
+        (["npx", "-y", "some-server", "--root", "/tmp"], "some-server"),
+        (["npx", "@scope/pkg@1.2.3", "stdio"], "pkg"),
+        (["npx", "--package", "@scope/tools", "-y", "tools-mcp", "--x"], "tools-mcp"),
+        (["npx.cmd", "-y", "@playwright/mcp@latest", "--headless"], "mcp"),
+        (["pnpm", "dlx", "some-server"], "some-server"),
+        (["bunx", "some-server@2", "--port", "9"], "some-server"),
+        (["uvx", "mcp-server-x"], "mcp-server-x"),
+        (["uvx", "mcp-server-x==1.0", "--db", "x.db"], "mcp-server-x"),
+        (["uvx", "--from", "git+https://github.com/o/repo", "repo-mcp", "-v"], "repo-mcp"),
+        (["uvx", "tool@1.2"], "tool"),
+        (["uv", "--directory", "/srv/weather", "run", "weather.py"], "weather"),
+        (["uv", "tool", "run", "mcp-server-fetch"], "mcp-server-fetch"),
+        (["pipx", "run", "mcp-server-time", "--local-timezone", "UTC"], "mcp-server-time"),
+        (["node", "/srv/weather/build/index.js", "--port", "3"], "weather"),
+        (["node", "--env-file", ".env", "dist/server.mjs"], "server"),
+        (["deno", "run", "-A", "jsr:@scope/srv"], "srv"),
+        (["docker", "run", "-i", "--rm", "-e", "TOKEN", "ghcr.io/github/github-mcp-server:1"],
+         "github-mcp-server"),
+        (["docker", "run", "-i", "--rm", "mcp/fetch@sha256:abc"], "fetch"),
+        (["/opt/bin/my-mcp-server", "--port", "3"], "my-mcp-server"),
+        (["python"], "python"),
+        ([], "server"),
+    ],
+)  # fmt: skip
+def test_a_config_entry_is_named_after_the_server_not_its_last_argument(
+    command: list[str], name: str
+) -> None:
+    assert server_name(command, None) == name
+
+
+def test_a_url_server_is_named_after_its_host() -> None:
     assert server_name([], "https://mcp.example.com/v1") == "mcp-example-com"
+
+
+def test_print_config_names_a_script_server_after_its_script(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("")
+    code, out, _ = run(
+        capsys, "proxy", "--print-config", "json", "--provider", "anthropic",
+        "--model", "claude-sonnet-4-5", "--", "python", str(script), "--port", "3",
+    )  # fmt: skip
+    assert code == 0 and list(json.loads(out)["mcpServers"]) == ["server"]
 
 
 def test_print_config_for_the_desktop_client_sets_its_limit(

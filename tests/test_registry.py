@@ -179,3 +179,20 @@ def test_the_production_agents_allow_list_is_never_refused() -> None:
     for provider in ("google", "gemini", "google-gemini", "google-vertex-gemini"):
         assert registry.route(provider, "gemini-3-pro-preview").path == "accepts", provider
         assert registry.route(provider, "gemini-2.5-pro").path == "refuses", provider
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "said"),
+    [
+        ("sambanova", "Llama-4-Maverick-17B-128E-Instruct", ", 1 image per request"),
+        ("fireworks", "accounts/fireworks/models/kimi-k2p6", ", 30 images per request"),
+    ],
+)
+def test_registry_show_counts_images_in_words(
+    provider: str, model: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from visiongate.cli import main
+
+    assert main(["registry", "show", provider, model]) == 0
+    payload = next(line for line in capsys.readouterr().out.splitlines() if "payload:" in line)
+    assert payload.endswith(said), payload

@@ -11,11 +11,10 @@ double-quoted strings read the same way. Nothing here imports more than the stan
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
-from urllib.parse import urlparse
+
+from ._names import server_name
 
 __all__ = [
     "CLIENTS",
@@ -32,7 +31,6 @@ CLIENT_LIMITS: Final[Mapping[str, int]] = {
     "claude-desktop": 1_000_000,
 }
 """`--client NAME`: the largest message each client takes; others get the default."""
-_NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def _q(text: str) -> str:
@@ -86,17 +84,3 @@ def snippet(client: str, name: str, command: str, args: Sequence[str]) -> str:
     """The config entry that starts `command args` as server `name` in `client`'s format."""
     _where, render = CLIENTS[client]
     return render(name, command, args)
-
-
-def server_name(command: Sequence[str], url: str | None) -> str:
-    """A short name for the config entry: the server package or script, or the URL's host."""
-    if url is not None:
-        base = urlparse(url).hostname or "server"
-    else:
-        words = [word for word in command if not word.startswith("-")]
-        last = words[-1] if words else "server"
-        base = os.path.basename(last.rstrip("/"))
-        base = base.rsplit("@", 1)[0] if "@" in base[1:] else base  # `pkg@1.2`: no version
-        base = base.removesuffix(".py").rsplit(".", 1)[-1]  # `-m pkg.server`: the module
-    cleaned = _NAME_CHARS.sub("-", base).strip("-")
-    return cleaned or "server"

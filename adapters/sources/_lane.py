@@ -22,6 +22,7 @@ from visiongate.engine import Decision, ExecutionSettings, NativeSettings, Sanit
 from visiongate.engine.facts import ProviderRegistry, ProviderRoute, ResolvedFacts
 
 from .._cache import ImageCache
+from .._routed import ask_tool
 from ..images import (
     BatchResult,
     ImageTarget,
@@ -88,9 +89,7 @@ class LaneContext:
 
     def ask_tool(self, what: str = "it") -> str:
         """The end of a note on an image kept out: how the model can see `what`, if it can."""
-        if self.image_tool is None:
-            return ""
-        return f"; to see {what}, call {self.image_tool} with its MEDIA: path"
+        return ask_tool(self.image_tool, what)
 
     @property
     def resolved(self) -> ResolvedFacts:

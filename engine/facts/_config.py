@@ -33,7 +33,14 @@ from typing import Any, Final
 from visiongate._suggest import did_you_mean
 
 from .._diagnostics import Diagnostic, Location, PolicyError, Severity, has_errors
-from .._settings import EMBED_TARGET_DEFAULT, EMBED_TARGET_MAX, EMBED_TARGET_MIN, clamp_embed_target
+from .._settings import (
+    EMBED_TARGET_DEFAULT,
+    EMBED_TARGET_HELP,
+    EMBED_TARGET_MAX,
+    EMBED_TARGET_MIN,
+    clamp_embed_target,
+    clamped_message,
+)
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
@@ -112,7 +119,7 @@ class AgentConfig:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Every warning about the config, one line each (errors start with `error: `)."""
-        return tuple(_warning_text(d) for d in self.diagnostics)
+        return tuple(d.warning_text() for d in self.diagnostics)
 
     @cached_property  # read on every `decide_facts`; the config is frozen
     def decision_warnings(self) -> tuple[str, ...]:
@@ -166,12 +173,6 @@ def _not_mapping(location: Location) -> Diagnostic:
         location,
         help="an agent config looks like `agent: {image_input_mode: auto}`",
     )
-
-
-def _warning_text(diagnostic: Diagnostic) -> str:
-    text = f"{diagnostic.location}: {diagnostic.message}"
-    text = f"error: {text}" if diagnostic.severity == "error" else text
-    return f"{text}; {diagnostic.help}" if diagnostic.help else text
 
 
 class _Reader:
@@ -244,7 +245,7 @@ class _Reader:
     ) -> str:
         diagnostic = self.diagnostic(severity, code, message, path, help_text, at_key)
         self.diagnostics.append(diagnostic)
-        return _warning_text(diagnostic)
+        return diagnostic.warning_text()
 
     def shown(self, raw: Any, path: DocumentPath) -> str:
         """A value as the user wrote it (YAML's `off` stays `off`, not `false`)."""
@@ -372,7 +373,7 @@ class _Reader:
                 "invalid-byte-count",
                 f"`{shown}` is not a byte count, using {EMBED_TARGET_DEFAULT}",
                 path,
-                f"write a whole number of bytes between {EMBED_TARGET_MIN} and {EMBED_TARGET_MAX}",
+                EMBED_TARGET_HELP,
             )
             return Sourced(
                 EMBED_TARGET_DEFAULT,
@@ -381,14 +382,8 @@ class _Reader:
             )
         clamped = clamp_embed_target(value)
         if clamped != value:
-            bound = "smallest" if clamped > value else "largest"
-            warning = self.warn(
-                "clamped-byte-count",
-                f"`{value}` is outside the byte budgets the native lane takes, "
-                f"clamped to the {bound}, {clamped}",
-                path,
-                f"write a whole number of bytes between {EMBED_TARGET_MIN} and {EMBED_TARGET_MAX}",
-            )
+            message = clamped_message(value, clamped)
+            warning = self.warn("clamped-byte-count", message, path, EMBED_TARGET_HELP)
             return Sourced(
                 clamped,
                 f"{where}: {value} clamped to {clamped} "

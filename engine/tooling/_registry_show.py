@@ -180,6 +180,10 @@ def render_route(document: dict[str, Any]) -> str:
         f"catalog:  {document['catalog']} ({document['catalog_provenance']})",
         f"payload:  api {document['api']}, formats {', '.join(document['formats'])}, "
         f"{document['max_image_base64']} base64 bytes and {document['max_edge_px']} px per "
-        f"image, {document['max_images_per_request']} images per request",
+        f"image, {_images(document['max_images_per_request'])} per request",
     ]
     return "\n".join(lines)
+
+
+def _images(count: int) -> str:
+    return "1 image" if count == 1 else f"{count} images"

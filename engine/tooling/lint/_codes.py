@@ -47,6 +47,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
     LintCode(
         "deprecated-setting", "warning", "schema", "an older spelling of a setting, still read"
     ),
+    LintCode("clamped-setting", "warning", "schema", "a byte budget outside its range, clamped"),
     # The schema and the vocabulary.
     _load("missing-key", "schema", "a required key is missing"),
     _load("unknown-key", "schema", "a key the policy language does not define"),

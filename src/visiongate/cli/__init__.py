@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol, cast
@@ -177,13 +178,52 @@ def _unrecognized(
     label = " ".join(["visiongate", *names])
     if not word.startswith("-") or word == "-":
         return f"{label}: error: unexpected argument `{word}`: see `{label} --help`"
+    return _unknown_option(target, names, word)
+
+
+def _unknown_option(target: argparse.ArgumentParser, names: Sequence[str], word: str) -> str:
+    """`visiongate mcp call: error: unknown option `--tol`: did you mean `--tool`?`"""
     import difflib
 
+    label = " ".join(["visiongate", *names])
     flag = word.split("=", 1)[0]
     options = [option for action in target._actions for option in action.option_strings]
     close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
     hint = f"did you mean `{close[0]}`?" if close else f"see `{label} --help`"
     return f"{label}: error: unknown option `{flag}`: {hint}"
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def _misspelt_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> str | None:
+    """The error for the first option no (sub)command defines, found before argparse reads the
+    line: argparse names missing required flags first, and a server command (`mcp call ...
+    -- SERVER`) takes every word from the first it does not know, so `mcp call --tol x --
+    server` said "the following arguments are required: --tool". The scan walks the
+    (sub)commands as argparse does and stops where the server command starts (`--`, or the
+    first plain word of a command that takes one): a server's own flags are never judged."""
+    target, names = parser, list[str]()
+    words = list(arguments)
+    while words:
+        word = words.pop(0)
+        if word == "--":
+            return None
+        if word.startswith("-") and word != "-" and not _NEGATIVE_NUMBER.match(word):
+            action = target._option_string_actions.get(word.split("=", 1)[0])
+            if action is None and not word.startswith("--") and len(word) > 2:
+                action = target._option_string_actions.get(word[:2])  # `-oFILE`
+            if action is None:
+                return _unknown_option(target, names, word)
+            if action.nargs != 0 and "=" not in word and words:
+                words.pop(0)  # its value, whatever it looks like
+            continue
+        sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is not None and word in sub.choices:
+            target, names = sub.choices[word], [*names, word]
+        elif any(a.nargs == argparse.REMAINDER for a in target._actions if not a.option_strings):
+            return None  # the server command: its flags are its own
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,6 +264,10 @@ def _dispatch(arguments: list[str]) -> int:
         return EXIT_USAGE
     first = next((a for a in arguments if not a.startswith("-")), None)
     parser = build_parser(only=first)
+    problem = _misspelt_option(parser, arguments)  # before argparse's "required" complaint
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     try:
         args, extras = parser.parse_known_args(arguments)
     except SystemExit as done:  # argparse: --help (0) or a usage error (2), already printed
