@@ -123,19 +123,32 @@ class Session:
             async with self.transport.connect() as (read, write):
                 self.downstream = HttpDownstream(read, write, count=metrics.count_bytes)
                 task_status.started()
-                idle = self.transport.idle_scope or anyio.CancelScope()
-                with idle, self._stop:
-                    code = await self._relay(gate, metrics, vision)
-                    reason = "upstream_gone" if code == UPSTREAM_GONE else "deleted"
-                if idle.cancelled_caught:
-                    reason = "idle"
-                elif self._stop.cancelled_caught:
-                    reason = self._stop_reason
+                try:
+                    reason = await self._served(gate, metrics, vision)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        forget(self)  # its id answers 404 from now on
+                        await self.transport.terminate()  # before its streams close
         except Exception as error:  # a session's failure is its own, never the gateway's
             log(f"the session failed: {untrusted_line(f'{type(error).__name__}: {error}', 300)}")
         finally:
             with anyio.CancelScope(shield=True):
-                await self._end(reason, metrics, forget)
+                await self._end(reason, metrics)
+
+    async def _served(
+        self, gate: Gate, metrics: GatewayMetrics, vision: Callable[[], VisionBackend | None]
+    ) -> str:
+        """Relay until the session ends; why it ended."""
+        idle = self.transport.idle_scope or anyio.CancelScope()
+        reason = "failed"
+        with idle, self._stop:
+            code = await self._relay(gate, metrics, vision)
+            reason = "upstream_gone" if code == UPSTREAM_GONE else "deleted"
+        if idle.cancelled_caught:
+            return "idle"
+        if self._stop.cancelled_caught:
+            return self._stop_reason
+        return reason
 
     async def _relay(
         self, gate: Gate, metrics: GatewayMetrics, vision: Callable[[], VisionBackend | None]
@@ -161,19 +174,19 @@ class Session:
             if started is not None and getattr(started, "returncode", 0) is None:
                 started.kill()  # never reached the relay: stop it now
 
-    async def _end(
-        self, reason: str, metrics: GatewayMetrics, forget: Callable[[Session], None]
-    ) -> None:
+    async def _end(self, reason: str, metrics: GatewayMetrics) -> None:
+        """Count and clean up; whatever fails here is logged, never the gateway's failure."""
         self.end_reason = reason
-        forget(self)  # its id answers 404 from now on
-        if not self.transport.is_terminated:
-            await self.transport.terminate()
-        metrics.sessions_ended.labels(reason).inc()
-        if reason == "upstream_gone":
-            metrics.upstream_failures.labels("session_lost").inc()
-        await anyio.to_thread.run_sync(_remove, self.cache_dir)
-        log(f"ended ({reason})")
-        self.ended.set()
+        try:
+            metrics.sessions_ended.labels(reason).inc()
+            if reason == "upstream_gone":
+                metrics.upstream_failures.labels("session_lost").inc()
+            await anyio.to_thread.run_sync(_remove, self.cache_dir)
+        except Exception as error:
+            log(f"could not clean up: {untrusted_line(f'{type(error).__name__}: {error}', 200)}")
+        finally:
+            log(f"ended ({reason})")
+            self.ended.set()
 
 
 def with_session(
