@@ -40,7 +40,9 @@ _SHUTDOWN_S: Final = 5.0
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on `host:port` (an IPv6 address too); `OSError` saying why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that name it, and without
+    # it each small SSE write waits out the client's delayed ACK (40 ms a call).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
