@@ -45,7 +45,10 @@ import httpx2
 HERE: Final = Path(__file__).resolve().parent
 SERVER: Final = [sys.executable, str(HERE / "_relay_server.py")]
 TARGET: Final = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
-ACCEPT: Final = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+ACCEPT: Final = {
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+}
 INITIALIZE: Final = {
     "protocolVersion": "2025-06-18",
     "capabilities": {},
@@ -78,7 +81,9 @@ class Direct:
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.process is not None and self.process.stdout is not None
         self.next_id += 1
-        await self._write({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        await self._write(
+            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        )
         while line := await self.process.stdout.readline():
             message: dict[str, Any] = json.loads(line)
             if message.get("id") == self.next_id and "method" not in message:
@@ -230,7 +235,10 @@ async def idle_memory(url: str, pid: int, count: int) -> None:
     dog = statistics.mean(watchdogs) / 1024 if watchdogs else 0.0
     server = statistics.mean(servers) / 1024 if servers else 0.0
     print(f"\nRSS with {count} idle sessions open (initialized, tools listed once):")
-    print(f"  gateway process: {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB, {per:.2f} MiB per session")
+    print(
+        f"  gateway process: {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB, "
+        f"{per:.2f} MiB per session"
+    )
     print(f"  watchdog (/bin/sh) per session: {dog:.2f} MiB")
     print(f"  beyond the server's own, per session: {per + dog:.2f} MiB (goal <= 30 MiB)")
     print(f"  the server's own (python _relay_server.py), per session: {server:.1f} MiB")
@@ -303,7 +311,8 @@ async def measure(args: argparse.Namespace, url: str, pid: int, sdk_url: str) ->
     )
     report("the SDK's own server, one session alone", one_direct, one_sdk)
     report(
-        f"screenshot calls (1920x1080, routed native), {args.shot_sessions} sessions x {args.shots}",
+        f"screenshot calls (1920x1080, routed native), {args.shot_sessions} sessions "
+        f"x {args.shots}",
         shots_direct,
         shots_through,
     )

@@ -125,10 +125,11 @@ async def test_two_sessions_get_their_lanes_and_their_own_server_requests(
     gateway: GatewayProcess,
 ) -> None:
     alice, bob = Client("alice"), Client("bob")
-    (a_image, a_sampled, a_elicited, a_long), (b_image, b_sampled, b_elicited, b_long) = (
-        await asyncio.gather(
-            _a_session(gateway, alice, VISION_MODEL), _a_session(gateway, bob, TEXT_MODEL)
-        )
+    (
+        (a_image, a_sampled, a_elicited, a_long),
+        (b_image, b_sampled, b_elicited, b_long),
+    ) = await asyncio.gather(
+        _a_session(gateway, alice, VISION_MODEL), _a_session(gateway, bob, TEXT_MODEL)
     )
     assert [b.type for b in a_image.content] == ["text", "image"]
     assert [b.type for b in b_image.content] == ["text"]
@@ -140,7 +141,9 @@ async def test_two_sessions_get_their_lanes_and_their_own_server_requests(
     assert not (a_long.is_error or b_long.is_error)
     home: Path = gateway.home  # type: ignore[attr-defined]
     records = [
-        r for r in read_trace(home / "trace.jsonl") if r["execution"]["tool_name"] == "get-tiny-image"
+        r
+        for r in read_trace(home / "trace.jsonl")
+        if r["execution"]["tool_name"] == "get-tiny-image"
     ]
     lanes = {r["model"]: (r["lane"], r["proxy"]["session"]["id"]) for r in records}
     assert lanes["claude-sonnet-4-5"][0] == "native" and lanes["deepseek-chat"][0] == "text"

@@ -137,7 +137,9 @@ def test_a_drain_past_its_deadline_answers_what_is_left_and_exits_0(tmp_path: Pa
     gateway = start_gateway(argv, tmp_path)
     with httpx2.Client(timeout=60) as client:
         _, session_id = raw_initialize(client, gateway.url)
-        hung = Background(gateway.url, _call("hang", {}), {**ACCEPT, "mcp-session-id": str(session_id)})
+        hung = Background(
+            gateway.url, _call("hang", {}), {**ACCEPT, "mcp-session-id": str(session_id)}
+        )
         time.sleep(0.5)
         started = time.monotonic()
         gateway.process.send_signal(signal.SIGTERM)

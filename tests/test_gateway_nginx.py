@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -21,7 +20,14 @@ from typing import Any
 
 import httpx2
 import pytest
-from _gateway_helpers import GatewayProcess, alive, children, gateway_argv, start_gateway, wait_until
+from _gateway_helpers import (
+    GatewayProcess,
+    alive,
+    children,
+    gateway_argv,
+    start_gateway,
+    wait_until,
+)
 from _proxy_helpers import HOSTILE
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -67,7 +73,11 @@ def _free_port() -> int:
 def _configured(home: Path, ports: dict[str, int]) -> Path:
     """The example, its ports replaced, inside a main config that runs as this user."""
     text = EXAMPLE.read_text()
-    for placeholder, port in (("8001", ports["gw-1"]), ("8002", ports["gw-2"]), ("8080", ports["nginx"])):
+    for placeholder, port in (
+        ("8001", ports["gw-1"]),
+        ("8002", ports["gw-2"]),
+        ("8080", ports["nginx"]),
+    ):
         text = text.replace(f"127.0.0.1:{placeholder}", f"127.0.0.1:{port}")
     (home / "visiongate.conf").write_text(text)
     main = home / "nginx.conf"
@@ -202,5 +212,3 @@ async def _outcome(session: ClientSession, seconds: float) -> str:
         return f"error: {error}"
     except Exception as error:  # the transport's own failure, when the stream broke
         return f"failed: {type(error).__name__}: {error}"
-
-

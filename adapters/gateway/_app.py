@@ -20,12 +20,13 @@ session than `--session-concurrency`, 503 `--max-sessions` reached or the gatewa
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
 from ..proxy._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, encode
 from ..proxy._relay import log
@@ -38,9 +39,6 @@ from ._session import Session, with_session
 
 __all__ = ["GatewayApp"]
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 SESSION_HEADER: Final = "mcp-session-id"
 _RETRY_AFTER_S: Final = "5"
 _OPS: Final = ("/healthz", "/readyz", "/metrics")
@@ -221,13 +219,24 @@ class GatewayApp:
     async def _served(
         self, session: Session, scope: Scope, receive: Receive, send: Send, *, counted: bool
     ) -> int | None:
-        """Hand the request to the session's transport; the status it answered with."""
+        """Hand the request to the session's transport; the status it answered with. A
+        counted request stops counting as its answer's last byte goes out, before the client
+        can send the next one (the handler itself returns a little later)."""
         status: int | None = None
         downstream = session.downstream
         listening = scope["method"] == "GET" and downstream is not None
+        counting = counted
 
-        async def watched(event: dict[str, Any]) -> None:
+        def done() -> None:
+            nonlocal counting
+            if counting:
+                counting = False
+                session.in_flight -= 1
+
+        async def watched(event: Message) -> None:
             nonlocal status
+            if event["type"] == "http.response.body" and not event.get("more_body", False):
+                done()
             await send(event)
             if event["type"] == "http.response.start":
                 status = event["status"]
@@ -240,8 +249,7 @@ class GatewayApp:
         try:
             await session.transport.handle_request(scope, receive, watched)
         finally:
-            if counted:
-                session.in_flight -= 1
+            done()
             if listening and status == 200:
                 assert downstream is not None
                 downstream.not_listening()
@@ -317,9 +325,9 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 
 def _replayed(body: bytes, receive: Receive) -> Receive:
     """`receive` for the transport: the body read already, then the client's own events."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
-    async def replay() -> dict[str, Any]:
+    async def replay() -> Message:
         return pending.pop() if pending else await receive()
 
     return replay

@@ -13,7 +13,7 @@ import hmac
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -97,7 +97,7 @@ class Gateway:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def spawn(self, work: Callable[[], Awaitable[Any]]) -> None:
+    def spawn(self, work: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         assert self._group is not None
         self._group.start_soon(work)
 

@@ -15,7 +15,7 @@ import asyncio
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
@@ -116,21 +116,23 @@ class _Server(uvicorn.Server):
 
 
 @contextmanager
-def _signals(handler: object) -> Iterator[None]:
+def _signals(handler: Callable[[int], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM call `handler` on the loop; what was there before is put back."""
     loop = asyncio.get_running_loop()
     saved = {signum: signal.getsignal(signum) for signum in _SIGNALS}
-    installed: list[int] = []
+    installed: list[signal.Signals] = []
     for signum in _SIGNALS:
         try:
-            loop.add_signal_handler(signum, handler, signum)  # type: ignore[arg-type]
+            loop.add_signal_handler(signum, handler, signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread; Windows
             continue
         installed.append(signum)
     try:
         yield
     finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-            if callable(saved[signum]) or saved[signum] in (signal.SIG_IGN, signal.SIG_DFL):
-                signal.signal(signum, saved[signum])
+        for done in installed:
+            loop.remove_signal_handler(done)
+            previous = saved[done]
+            if callable(previous) or previous in (signal.SIG_IGN, signal.SIG_DFL):
+                signal.signal(done, previous)
         sys.stderr.flush()

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 import anyio
 import anyio.abc
@@ -168,7 +168,7 @@ class Session:
                 started=started,
                 session=self.record,
                 vision=vision,
-                errlog=_Labelled(self.label),
+                errlog=cast(TextIO, _Labelled(self.label)),
             )
         finally:
             if started is not None and getattr(started, "returncode", 0) is None:

@@ -17,8 +17,9 @@ The proxy's own tool (`_view`) is listed on the last page of `tools/list` and an
 
 Every call ends in one decision record, the library's schema plus a `proxy` object (server,
 transport, latency, bytes, what fitting changed, what was cleaned elsewhere since the last
-record, and for the gateway the session: its id and the client's `clientInfo`): a routed result, an error result, a JSON-RPC error, a timeout, a cancellation, a
-malformed answer or a server that went away.
+record, and behind the gateway the session: its id and the client's `clientInfo`): a routed
+result, an error result, a JSON-RPC error, a timeout, a cancellation, a malformed answer or a
+server that went away.
 """
 
 from __future__ import annotations
