@@ -176,5 +176,3 @@ def wait_until(check: Any, seconds: float = 20) -> bool:
     return bool(check())
 
 
-def free_env(home: Path) -> dict[str, str]:
-    return {**os.environ, **proxy_env(home)}

@@ -22,7 +22,7 @@ from _gateway_helpers import running as gateway_running
 from _proxy_helpers import EVERYTHING, everything_command, proxied, proxy_argv, read_trace
 from mcp.types import CallToolResult, CreateMessageResult, ElicitResult, TextContent
 
-pytestmark = [pytest.mark.anyio]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

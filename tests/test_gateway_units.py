@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -188,6 +189,10 @@ class Streams:
     def downstream(self) -> HttpDownstream:
         return HttpDownstream(self.read, self.write)
 
+    def close(self) -> None:
+        for stream in (self.to_relay, self.read, self.write, self.to_client):
+            stream.close()
+
     async def client_sends(self, message: Any, unanswered: Any = None) -> None:
         metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
         await self.to_relay.send(SessionMessage(message, metadata=metadata))
@@ -205,6 +210,13 @@ class Streams:
             out.append((getattr(message, "method", None) or f"answer {message.id}", related))
 
 
+@pytest.fixture
+def streams() -> Iterator[Streams]:
+    made = Streams()
+    yield made
+    made.close()
+
+
 def _call(request_id: int, token: Any = None) -> JSONRPCRequest:
     params: dict[str, Any] = {"name": "t"}
     if token is not None:
@@ -218,8 +230,7 @@ async def _read_all(downstream: HttpDownstream, count: int) -> list[bytes]:
 
 
 @pytest.mark.anyio
-async def test_server_messages_go_to_the_request_they_belong_to() -> None:
-    streams = Streams()
+async def test_server_messages_go_to_the_request_they_belong_to(streams: Streams) -> None:
     downstream = streams.downstream()
     await streams.client_sends(_call(1, token="p-1"))
     await streams.client_sends(_call(2, token=7))
@@ -245,8 +256,7 @@ async def test_server_messages_go_to_the_request_they_belong_to() -> None:
 
 
 @pytest.mark.anyio
-async def test_messages_for_the_get_stream_wait_until_the_client_opens_one() -> None:
-    streams = Streams()
+async def test_messages_for_the_get_stream_wait_until_the_client_opens_one(streams: Streams) -> None:
     downstream = streams.downstream()
     log = (
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d"}}'
@@ -266,8 +276,7 @@ async def test_messages_for_the_get_stream_wait_until_the_client_opens_one() -> 
 
 
 @pytest.mark.anyio
-async def test_a_cancelled_request_ends_its_stream_and_is_no_longer_open() -> None:
-    streams = Streams()
+async def test_a_cancelled_request_ends_its_stream_and_is_no_longer_open(streams: Streams) -> None:
     downstream = streams.downstream()
     ended: list[int] = []
 
@@ -290,8 +299,7 @@ async def test_a_cancelled_request_ends_its_stream_and_is_no_longer_open() -> No
 
 
 @pytest.mark.anyio
-async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request() -> None:
-    streams = Streams()
+async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request(streams: Streams) -> None:
     downstream = streams.downstream()
     await streams.client_sends(_call(3))
     await _read_all(downstream, 1)

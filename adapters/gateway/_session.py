@@ -88,7 +88,6 @@ class Session:
             "target_from": target.source,
         }
         self.ended = anyio.Event()
-        self.end_reason = ""
         self._stop = anyio.CancelScope()
         self._stop_reason = "drained"
 
@@ -176,7 +175,6 @@ class Session:
 
     async def _end(self, reason: str, metrics: GatewayMetrics) -> None:
         """Count and clean up; whatever fails here is logged, never the gateway's failure."""
-        self.end_reason = reason
         try:
             metrics.sessions_ended.labels(reason).inc()
             if reason == "upstream_gone":
