@@ -4,7 +4,6 @@ the official SDK's Streamable HTTP client (or raw HTTP requests, to see every st
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -174,5 +173,3 @@ def wait_until(check: Any, seconds: float = 20) -> bool:
             return True
         time.sleep(0.05)
     return bool(check())
-
-

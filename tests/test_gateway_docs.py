@@ -15,8 +15,12 @@ import yaml
 from _doc_blocks import README, Block, blocks
 
 from visiongate.adapters.gateway._metrics import GatewayMetrics
-from visiongate.adapters.gateway._options import DEFAULT_DRAIN_S, DEFAULT_PATH, MODEL_HEADER
-from visiongate.adapters.gateway._options import PROVIDER_HEADER
+from visiongate.adapters.gateway._options import (
+    DEFAULT_DRAIN_S,
+    DEFAULT_PATH,
+    MODEL_HEADER,
+    PROVIDER_HEADER,
+)
 from visiongate.cli import build_parser
 from visiongate.cli._gateway import _forwarded, _token, listen_address
 from visiongate.cli.proxy import _command

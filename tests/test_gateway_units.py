@@ -256,7 +256,7 @@ async def test_server_messages_go_to_the_request_they_belong_to(streams: Streams
 
 
 @pytest.mark.anyio
-async def test_messages_for_the_get_stream_wait_until_the_client_opens_one(streams: Streams) -> None:
+async def test_get_stream_messages_wait_until_the_client_opens_one(streams: Streams) -> None:
     downstream = streams.downstream()
     log = (
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d"}}'
