@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from _proxy_helpers import VISION, proxy_env
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -23,15 +24,12 @@ LISTENING = re.compile(r"listening on (http://\S+)")
 TEXT_MODEL = {"X-Visiongate-Provider": "deepseek", "X-Visiongate-Model": "deepseek-chat"}
 VISION_MODEL = {"X-Visiongate-Provider": "anthropic", "X-Visiongate-Model": "claude-sonnet-4-5"}
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-test-client", "version": "9.9"},
-    },
+CLIENT_INFO = {"name": "raw-test-client", "version": "9.9"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+INITIALIZE["params"] = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": CLIENT_INFO,
 }
 
 
@@ -42,6 +40,8 @@ class GatewayProcess:
         self.process = process
         self.url = url
         self.log = log
+        self.home = log.parent
+        """The folder it runs in (its log, its trace if the test gave one there)."""
 
     @property
     def base(self) -> str:
@@ -101,6 +101,25 @@ def running(argv: Sequence[str], home: Path, **options: Any) -> Iterator[Gateway
     finally:
         if gateway.process.poll() is None:
             gateway.stop(signal.SIGTERM)
+
+
+def module_gateway(
+    name: str,
+    options: Sequence[str],
+    server: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Any:
+    """A module-scoped fixture: a gateway with `options` (and `--trace`) in front of `server`,
+    in a folder of its own (`gateway.home`, its trace `trace.jsonl` there)."""
+
+    @pytest.fixture(scope="module")
+    def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+        home = tmp_path_factory.mktemp(name)
+        argv = gateway_argv([*options, "--trace", str(home / "trace.jsonl")], server)
+        with running(argv, home, env=env) as started:
+            yield started
+
+    return gateway
 
 
 @asynccontextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from _gateway_helpers import (
     children,
     connected,
     gateway_argv,
+    module_gateway,
     raw_initialize,
     running,
     sse_messages,
@@ -41,18 +41,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gateway")
-
-
-@pytest.fixture(scope="module")
-def gateway(home: Path) -> Iterator[GatewayProcess]:
-    argv = gateway_argv(
-        ["--listen", "127.0.0.1:0", "--trace", str(home / "trace.jsonl")], server_command()
-    )
-    with running(argv, home) as started:
-        yield started
+gateway = module_gateway("gateway", ["--listen", "127.0.0.1:0"], server_command())
 
 
 def _records(home: Path, model: str, tool: str) -> list[dict[str, Any]]:
@@ -64,8 +53,10 @@ def _records(home: Path, model: str, tool: str) -> list[dict[str, Any]]:
 
 
 async def test_two_sessions_with_different_models_get_different_lanes_for_the_same_tool(
-    gateway: GatewayProcess, home: Path
+    gateway: GatewayProcess,
 ) -> None:
+    home = gateway.home
+
     async def screenshot(headers: dict[str, str]) -> Any:
         async with connected(gateway.url, headers) as session:
             return await session.call_tool("screenshot", {})
@@ -85,7 +76,8 @@ async def test_two_sessions_with_different_models_get_different_lanes_for_the_sa
     assert native["proxy"]["transport"] == "stdio"
 
 
-async def test_the_listing_is_the_stdio_proxys(gateway: GatewayProcess, home: Path) -> None:
+async def test_the_listing_is_the_stdio_proxys(gateway: GatewayProcess) -> None:
+    home = gateway.home
     async with connected(gateway.url) as session:
         through_gateway = await session.list_tools()
     async with proxied(proxy_argv(server_command()), home) as direct:
@@ -95,8 +87,9 @@ async def test_the_listing_is_the_stdio_proxys(gateway: GatewayProcess, home: Pa
 
 
 async def test_query_parameters_name_the_model_for_clients_without_headers(
-    gateway: GatewayProcess, home: Path
+    gateway: GatewayProcess,
 ) -> None:
+    home = gateway.home
     url = f"{gateway.url}?provider=deepseek&model=deepseek-chat"
     async with connected(url) as session:
         result = await session.call_tool("tile", {"number": 3})

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,15 @@ from typing import Any
 import pytest
 from _gateway_helpers import TEXT_MODEL, VISION_MODEL, GatewayProcess, connected, gateway_argv
 from _gateway_helpers import running as gateway_running
-from _proxy_helpers import EVERYTHING, everything_command, proxied, proxy_argv, read_trace
+from _proxy_helpers import (
+    EVERYTHING,
+    everything_command,
+    free_port,
+    proxied,
+    proxy_argv,
+    read_trace,
+    wait_for_port,
+)
 from mcp.types import CallToolResult, CreateMessageResult, ElicitResult, TextContent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -55,18 +61,11 @@ class Client:
         return {"sampling_callback": self.sample, "elicitation_callback": self.elicit}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.fixture(scope="module")
 def everything_over_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """server-everything serving Streamable HTTP itself (`streamableHttp`, `$PORT`)."""
     everything_command()  # installs the pinned server when npm is here
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("everything-http") / "server.log"
     with log.open("wb") as sink:
         server = subprocess.Popen(
@@ -76,12 +75,7 @@ def everything_over_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
             stderr=sink,
         )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as attempt:
-                if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        assert wait_for_port(port), log.read_text()
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.terminate()
@@ -100,7 +94,6 @@ def gateway(
         url = request.getfixturevalue("everything_over_http")
         argv = gateway_argv([*options, "--url", url])
     with gateway_running(argv, home) as started:
-        started.home = home  # type: ignore[attr-defined]
         yield started
 
 
@@ -139,7 +132,7 @@ async def test_two_sessions_get_their_lanes_and_their_own_server_requests(
     assert alice.asked == bob.asked == ["sampling", "elicitation"]
     assert alice.progress == bob.progress == [1, 2]
     assert not (a_long.is_error or b_long.is_error)
-    home: Path = gateway.home  # type: ignore[attr-defined]
+    home = gateway.home
     records = [
         r
         for r in read_trace(home / "trace.jsonl")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -28,7 +27,7 @@ from _gateway_helpers import (
     start_gateway,
     wait_until,
 )
-from _proxy_helpers import HOSTILE
+from _proxy_helpers import HOSTILE, free_port
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -61,13 +60,6 @@ needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed")
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def _configured(home: Path, ports: dict[str, int]) -> Path:
@@ -108,7 +100,7 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, GatewayProcess]]]:
                 gateway_argv(options, [sys.executable, HOSTILE]), tmp_path, name=name
             )
         ports = {name: int(g.url.rsplit(":", 1)[1].split("/")[0]) for name, g in replicas.items()}
-        ports["nginx"] = _free_port()
+        ports["nginx"] = free_port()
         main = _configured(tmp_path, ports)
         nginx = subprocess.Popen(
             [str(NGINX), "-c", str(main), "-p", str(tmp_path)],

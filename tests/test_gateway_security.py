@@ -6,32 +6,29 @@ reach a `--url` server, and the token is never written anywhere."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from _gateway_helpers import (
     ACCEPT,
     TEXT_MODEL,
     GatewayProcess,
     connected,
     gateway_argv,
+    module_gateway,
     raw_initialize,
     running,
     sse_messages,
     wait_until,
 )
-from _proxy_helpers import proxy_env, read_trace
+from _proxy_helpers import SeenHeaders, example_over_http, proxy_env, read_trace
 from mcp.types import TextContent
 
-from visiongate.adapters.mcp.example_server import build_server, server_command
+from visiongate.adapters.mcp.example_server import server_command
 
 pytestmark = pytest.mark.anyio
 TOKEN = "s3cret-token-for-the-gateway-tests"
@@ -42,24 +39,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gateway-security")
-
-
-@pytest.fixture(scope="module")
-def guarded(home: Path) -> Iterator[GatewayProcess]:
-    options = [
-        "--listen", "127.0.0.1:0", "--token-env", "VG_TEST_TOKEN",
-        "--allow-origin", "http://localhost:*", "--max-request-bytes", "100000",
-        "--trace", str(home / "trace.jsonl"),
-    ]  # fmt: skip
-    with running(
-        gateway_argv(options, server_command()), home, env={"VG_TEST_TOKEN": TOKEN}
-    ) as gateway:
-        yield gateway
-
-
+guarded = module_gateway(
+    "gateway-security",
+    ["--listen", "127.0.0.1:0", "--token-env", "VG_TEST_TOKEN", "--allow-origin",
+     "http://localhost:*", "--max-request-bytes", "100000"],
+    server_command(),
+    env={"VG_TEST_TOKEN": TOKEN},
+)  # fmt: skip
 BEARER = {"authorization": f"Bearer {TOKEN}"}
 
 
@@ -109,7 +95,7 @@ def test_a_body_over_the_limit_is_refused(guarded: GatewayProcess) -> None:
         client.delete(guarded.url, headers={**BEARER, "mcp-session-id": session_id})
 
 
-async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess, home: Path) -> None:
+async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess) -> None:
     async with (
         connected(guarded.url, {**BEARER, **TEXT_MODEL}) as alice,
         connected(guarded.url, {**BEARER, **TEXT_MODEL}) as bob,
@@ -126,7 +112,8 @@ async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess, h
         assert not own.is_error
         bob_shot = await bob.call_tool("screenshot", {})
     # The same picture, kept in each session's own directory.
-    records = [r for r in read_trace(home / "trace.jsonl") if r["execution"].get("media_paths")]
+    trace = guarded.home / "trace.jsonl"
+    records = [r for r in read_trace(trace) if r["execution"].get("media_paths")]
     directories = {Path(r["execution"]["media_paths"][0]).parent for r in records}
     assert len(directories) == 2 and bob_shot.content
     assert all(d.parent.name == "sessions" for d in directories)
@@ -134,9 +121,9 @@ async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess, h
     assert wait_until(lambda: not any(d.exists() for d in directories))
 
 
-def test_the_token_is_never_logged_nor_recorded(guarded: GatewayProcess, home: Path) -> None:
+def test_the_token_is_never_logged_nor_recorded(guarded: GatewayProcess) -> None:
     assert TOKEN not in guarded.text()
-    assert TOKEN not in (home / "trace.jsonl").read_text()
+    assert TOKEN not in (guarded.home / "trace.jsonl").read_text()
     assert "without a valid bearer token" in guarded.text()
 
 
@@ -164,38 +151,14 @@ def _text(result: Any) -> str:
 # -- a `--url` server, with the client's own credentials forwarded ----------------------------
 
 
-class Seen:
-    """ASGI middleware keeping the headers of every request the upstream server got."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.headers: list[dict[str, str]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.headers.append({k.decode(): v.decode() for k, v in scope["headers"]})
-        await self.app(scope, receive, send)
-
-
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[str, Seen]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = Seen(build_server().streamable_http_app())
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp", app
-    server.should_exit = True
-    thread.join(timeout=10)
+def upstream() -> Iterator[tuple[str, SeenHeaders]]:
+    with example_over_http() as served:
+        yield served
 
 
 def test_a_session_id_with_another_clients_credentials_is_refused(
-    upstream: tuple[str, Seen], tmp_path: Path
+    upstream: tuple[str, SeenHeaders], tmp_path: Path
 ) -> None:
     url, seen = upstream
     options = ["--listen", "127.0.0.1:0", "--url", url, "--forward-header", "X-User-Key"]
@@ -212,6 +175,6 @@ def test_a_session_id_with_another_clients_credentials_is_refused(
         own = client.post(gateway.url, json=listing, headers={**as_bob, **alice})
         assert own.status_code == 200 and "tools" in sse_messages(own.text)[-1]["result"]
         assert client.delete(gateway.url, headers={**alice, "mcp-session-id": session_id})
-    forwarded = [h for h in seen.headers if "x-user-key" in h]
+    forwarded = [h for h in seen.seen if "x-user-key" in h]
     assert forwarded and all(h["x-user-key"] == "alice-key" for h in forwarded)
-    assert not any("x-other" in h or "authorization" in h for h in seen.headers)
+    assert not any("x-other" in h or "authorization" in h for h in seen.seen)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Gateway"]
 
-_BACKENDS_KEPT: Final = 32
 _STOP_WAIT_S: Final = 10.0
 """How long stopped sessions get to stop their servers before the gateway gives up on them."""
 
@@ -64,7 +62,7 @@ class Gateway:
         """Why a new session cannot be opened now, or None."""
         if self.draining or not self.ready:
             return "draining"
-        if len(self._sessions) >= self.options.max_sessions:
+        if len(self) >= self.options.max_sessions:
             return "max_sessions"
         return None
 
@@ -85,7 +83,7 @@ class Gateway:
         """The session `session_id` names, if the request presents the credentials it was
         opened with; else None, exactly as for an id that was never issued."""
         session = self._sessions.get(session_id)
-        if session is None or not hmac.compare_digest(session.owner, owner):
+        if session is None or session.ending or not hmac.compare_digest(session.owner, owner):
             return None
         return session
 
@@ -95,7 +93,8 @@ class Gateway:
         self.metrics.sessions.set(len(self._sessions))
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        """Sessions open for their clients (not those whose servers are still stopping)."""
+        return sum(not session.ending for session in self._sessions.values())
 
     def spawn(self, work: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         assert self._group is not None
@@ -145,32 +144,23 @@ class Gateway:
 
 
 class _VisionPool:
-    """One auxiliary vision backend per main model, shared by every session that routes for it:
-    a local OCR engine loads its model once, not once per session, and its description cache
-    is keyed by the image's bytes, so a session learns nothing it did not send itself."""
+    """One auxiliary vision backend per main model, shared by every session that routes for it
+    (`vision.BackendPool`): a session whose config is unusable gets None, and its router
+    builds its own and says why when it needs one."""
 
     def __init__(self, gate: Gate) -> None:
+        from ..vision import BackendPool
+
         self._gate = gate
-        self._backends: dict[tuple[str, str], VisionBackend] = {}
-        self._lock = threading.Lock()
+        self._pool = BackendPool()
 
     def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
         def backend() -> VisionBackend | None:
-            from ..vision import VisionUnavailable, backend_from_config
+            from ..vision import VisionUnavailable
 
-            key = (provider, model)
-            with self._lock:
-                found = self._backends.get(key)
-                if found is not None:
-                    return found
-                config = self._gate.resolver.config.raw
-                try:
-                    found = backend_from_config(config, main_provider=provider, main_model=model)
-                except VisionUnavailable:
-                    return None  # the session's router builds its own and says why, when asked
-                if len(self._backends) >= _BACKENDS_KEPT:
-                    del self._backends[next(iter(self._backends))]
-                self._backends[key] = found
-                return found
+            try:
+                return self._pool.get(self._gate.resolver.config.raw, provider, model)
+            except VisionUnavailable:
+                return None
 
         return backend

@@ -90,6 +90,7 @@ class Session:
         self.ended = anyio.Event()
         self._stop = anyio.CancelScope()
         self._stop_reason = "drained"
+        self._relay_done = False
 
     @property
     def label(self) -> str:
@@ -99,6 +100,21 @@ class Session:
     def cache_dir(self) -> Path:
         assert self.options.cache_dir is not None
         return Path(self.options.cache_dir)
+
+    @property
+    def ending(self) -> bool:
+        """Whether the session is over for its client (stopped, idled out, its relay done),
+        though its server may still be stopping: it takes no request and holds no slot."""
+        idle = self.transport.idle_scope
+        return (
+            self._relay_done
+            or self._stop.cancel_called
+            or (idle is not None and idle.cancel_called)
+            or self.transport.is_terminated
+        )
+
+    def _relay_ended(self) -> None:
+        self._relay_done = True
 
     def stop(self, reason: str) -> None:
         """End the session from outside (the gateway draining or stopping)."""
@@ -168,6 +184,7 @@ class Session:
                 session=self.record,
                 vision=vision,
                 errlog=cast(TextIO, _Labelled(self.label)),
+                relay_ended=self._relay_ended,
             )
         finally:
             if started is not None and getattr(started, "returncode", 0) is None:

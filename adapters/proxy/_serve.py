@@ -93,13 +93,15 @@ async def relay_session(
     session: Mapping[str, Any] | None = None,
     vision: Callable[[], VisionBackend | None] | None = None,
     errlog: TextIO | None = None,
+    relay_ended: Callable[[], None] | None = None,
 ) -> int:
     """One client's session with one server (started now, or `started` already): the relay
     runs until either side ends it; the server is stopped on the way out, whatever happened.
 
     `session` goes into every record (`proxy.session`), `vision` gives the auxiliary backend
-    (None: the router builds its own from the config) and `errlog` takes the server's
-    standard error (default: this process's)."""
+    (None: the router builds its own from the config), `errlog` takes the server's standard
+    error (default: this process's) and `relay_ended` is called once the relay is done,
+    before the server is stopped."""
     async with _upstream(options, started, errlog) as upstream:
         calls = DeferredCalls(
             gate,
@@ -120,6 +122,8 @@ async def relay_session(
             return await relay.run()
         finally:
             warming.cancel()
+            if relay_ended is not None:
+                relay_ended()
 
 
 def call_router(
