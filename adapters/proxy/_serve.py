@@ -38,7 +38,6 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "DeferredCalls",
     "ProxyOptions",
-    "call_router",
     "relay_session",
     "serve",
 ]
@@ -106,7 +105,7 @@ async def relay_session(
         calls = DeferredCalls(
             gate,
             options,
-            lambda: call_router(gate, options, upstream, session=session, vision=vision),
+            lambda: _call_router(gate, options, upstream, session=session, vision=vision),
         )
         relay = Relay(
             downstream,
@@ -126,7 +125,7 @@ async def relay_session(
                 relay_ended()
 
 
-def call_router(
+def _call_router(
     gate: Gate,
     options: ProxyOptions,
     upstream: Upstream,

@@ -5,9 +5,11 @@
     VG_TOKEN=... visiongate proxy --listen 0.0.0.0:8080 --token-env VG_TOKEN --config a.yaml \\
         --url https://tools.example.com/mcp --forward-header X-Tools-Key
 
-The options here belong to `proxy` (see `visiongate.cli.proxy`); this module checks them and
-starts `adapters.gateway`. Exit: 0 after SIGTERM or SIGINT drained it, 2 for bad usage (a
-non-loopback address without `--token-env`, a port in use), 3 for a policy that fails to load.
+The options are `proxy`'s (`visiongate.cli.proxy` declares them, so `--help` imports nothing
+more); this module, imported only to run, checks them and starts `adapters.gateway`.
+
+Exit: 0 after SIGTERM or SIGINT drained it, 2 for bad usage (a non-loopback address without
+`--token-env`, a port in use), 3 for a policy that fails to load.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
-from visiongate.cli._common import UsageError, checked, positive_seconds
+from visiongate.cli._common import UsageError, checked
 
 if TYPE_CHECKING:
     from visiongate.adapters.gateway import GatewayOptions
 
-__all__ = ["add_gateway_arguments", "gateway_flags_given", "run_gateway"]
+__all__ = ["gateway_flags_given", "listen_address", "run_gateway"]
 
 _MIN_TOKEN_CHARS: Final = 16
 _NOT_FORWARDED: Final = frozenset(
@@ -54,82 +56,6 @@ _FLAGS: Final = (
     "replica_id",
     "max_request_bytes",
 )
-
-
-def add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("gateway (Streamable HTTP for many clients: --listen)")
-    group.add_argument(
-        "--listen",
-        metavar="HOST:PORT",
-        help="serve MCP over Streamable HTTP on HOST:PORT, not stdio (HOST default 127.0.0.1)",
-    )
-    group.add_argument("--path", metavar="PATH", help="the MCP endpoint's path (default /mcp)")
-    group.add_argument(
-        "--token-env",
-        metavar="NAME",
-        help="require `Authorization: Bearer <token>`, the token in environment variable NAME",
-    )
-    group.add_argument(
-        "--allow-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="an Origin browsers may call from (`https://app.example`, `http://localhost:*`)",
-    )
-    group.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="HOST",
-        help="a Host header to answer besides loopback names (`gw.example:8080`, `gw.example:*`)",
-    )
-    group.add_argument(
-        "--forward-header",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="pass this client header to the --url server (repeat; nothing else is passed)",
-    )
-    group.add_argument("--max-sessions", type=_positive, metavar="N", help="default 100")
-    group.add_argument(
-        "--idle-timeout",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="end a session with nothing in flight and no GET stream for this long (default 1800)",
-    )
-    group.add_argument(
-        "--session-concurrency",
-        type=_positive,
-        metavar="N",
-        help="requests in flight per session (default 16)",
-    )
-    group.add_argument(
-        "--drain-timeout",
-        type=positive_seconds,
-        metavar="SECONDS",
-        help="on SIGTERM, how long calls in flight may finish (default 30)",
-    )
-    group.add_argument(
-        "--replica-id",
-        metavar="NAME",
-        help="this replica's name, prefixed to its session ids (default $VISIONGATE_REPLICA_ID)",
-    )
-    group.add_argument(
-        "--max-request-bytes",
-        type=_positive,
-        metavar="BYTES",
-        help="largest request body from a client (default 4194304)",
-    )
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"`{text}` must be at least 1")
-    return value
 
 
 def gateway_flags_given(args: argparse.Namespace) -> list[str]:

@@ -40,7 +40,6 @@ from visiongate.cli._common import (
     positive_seconds,
     target_model,
 )
-from visiongate.cli._gateway import add_gateway_arguments, gateway_flags_given, run_gateway
 
 if TYPE_CHECKING:
     from visiongate.adapters.proxy import ProxyOptions
@@ -94,10 +93,86 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--print-config", choices=CLIENTS, metavar="CLIENT", help=f"print the entry for {CLIENTS}"
     )
     parser.add_argument("--name", help="the server's name in the printed entry")
-    add_gateway_arguments(parser)
+    _add_gateway_arguments(parser)
     parser.add_argument(
         "server", nargs=argparse.REMAINDER, metavar="-- SERVER COMMAND ...", help="after `--`"
     )
+
+
+def _add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("gateway (Streamable HTTP for many clients: --listen)")
+    group.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve MCP over Streamable HTTP on HOST:PORT, not stdio (HOST default 127.0.0.1)",
+    )
+    group.add_argument("--path", metavar="PATH", help="the MCP endpoint's path (default /mcp)")
+    group.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require `Authorization: Bearer <token>`, the token in environment variable NAME",
+    )
+    group.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an Origin browsers may call from (`https://app.example`, `http://localhost:*`)",
+    )
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a Host header to answer besides loopback names (`gw.example:8080`, `gw.example:*`)",
+    )
+    group.add_argument(
+        "--forward-header",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this client header to the --url server (repeat; nothing else is passed)",
+    )
+    group.add_argument("--max-sessions", type=_positive, metavar="N", help="default 100")
+    group.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="end a session with nothing in flight and no GET stream for this long (default 1800)",
+    )
+    group.add_argument(
+        "--session-concurrency",
+        type=_positive,
+        metavar="N",
+        help="requests in flight per session (default 16)",
+    )
+    group.add_argument(
+        "--drain-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="on SIGTERM, how long calls in flight may finish (default 30)",
+    )
+    group.add_argument(
+        "--replica-id",
+        metavar="NAME",
+        help="this replica's name, prefixed to its session ids (default $VISIONGATE_REPLICA_ID)",
+    )
+    group.add_argument(
+        "--max-request-bytes",
+        type=_positive,
+        metavar="BYTES",
+        help="largest request body from a client (default 4194304)",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` must be at least 1")
+    return value
 
 
 def _byte_count(text: str) -> int:
@@ -132,6 +207,8 @@ def _command(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     command = _command(args)
     headers = dict(_header(item) for item in args.header)
+    from visiongate.cli._gateway import gateway_flags_given, run_gateway
+
     if args.listen is not None:
         if args.print_config:
             raise UsageError(
