@@ -28,7 +28,8 @@ from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_t
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .sources._screenshots import SCREENSHOT_SOURCES
-from .vision import BackendPool, ScreenMemory, VisionBackend
+from .vision import ScreenMemory, VisionBackend
+from .vision._cache import BackendPool
 
 __all__ = ["Router"]
 

@@ -22,7 +22,7 @@ from visiongate.adapters.gateway._options import (
     PROVIDER_HEADER,
 )
 from visiongate.cli import build_parser
-from visiongate.cli._gateway import _forwarded, _token, listen_address
+from visiongate.cli.proxy._gateway import _forwarded, _token, listen_address
 from visiongate.cli.proxy import _command
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from visiongate.adapters.proxy._calls import ProxyTarget
 from visiongate.adapters.proxy._downstream import ClientGone
 from visiongate.adapters.proxy._serve import ProxyOptions
 from visiongate.cli._common import UsageError
-from visiongate.cli._gateway import listen_address
+from visiongate.cli.proxy._gateway import listen_address
 
 DEFAULT = ProxyTarget("anthropic", "claude-sonnet-4-5", 10_000_000)
 PROVIDER, MODEL = "x-visiongate-provider", "x-visiongate-model"

@@ -149,7 +149,7 @@ class _VisionPool:
     builds its own and says why when it needs one."""
 
     def __init__(self, gate: Gate) -> None:
-        from ..vision import BackendPool
+        from ..vision._cache import BackendPool
 
         self._gate = gate
         self._pool = BackendPool()

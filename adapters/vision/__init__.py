@@ -31,11 +31,9 @@ from ._config import VisionSettings, backend_from_config, parse_vision_settings
 from ._http import OpenAICompatibleBackend
 from ._memory import ScreenBackend, ScreenMemory
 from ._ocr import LocalOCRBackend
-from ._pool import BackendPool
 from ._tuning import OcrSettings
 
 __all__ = [
-    "BackendPool",
     "CachedVisionBackend",
     "Description",
     "DescriptionNote",

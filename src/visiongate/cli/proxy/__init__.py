@@ -207,7 +207,7 @@ def _command(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     command = _command(args)
     headers = dict(_header(item) for item in args.header)
-    from visiongate.cli._gateway import gateway_flags_given, run_gateway
+    from visiongate.cli.proxy._gateway import gateway_flags_given, run_gateway
 
     if args.listen is not None:
         if args.print_config:
