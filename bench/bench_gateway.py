@@ -17,7 +17,8 @@ Printed:
   built on the SDK's own Streamable HTTP stack (`MCPServer.streamable_http_app()` under
   uvicorn, an `echo` tool, no gateway): the floor of that transport on this machine;
 - screenshot calls (`shot`, a 1920x1080 PNG routed for a vision model, so fitted and attached):
-  `--shot-sessions` x `--shots`;
+  `--shot-sessions` x `--shots` (the same picture each time: after the first, the fit cache
+  answers, so what is left is moving the 2 MB answer through the relay and the transport);
 - sessions set up per second (initialize + initialized, the server process started), opened
   all at once, directly and through the gateway;
 - RSS per idle session: the gateway process's growth with `--sessions` idle sessions open,
@@ -169,12 +170,12 @@ def percentiles(times: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p99 * 1000
 
 
-def report(what: str, direct: list[float], through: list[float]) -> None:
+def report(what: str, direct: list[float], through: list[float], name: str = "gateway") -> None:
     (d50, d99), (g50, g99) = percentiles(direct), percentiles(through)
     print(f"\n{what}: {len(direct)} calls each way")
     print(f"  {'path':<10} {'p50 ms':>9} {'p99 ms':>9}")
     print(f"  {'direct':<10} {d50:9.3f} {d99:9.3f}")
-    print(f"  {'gateway':<10} {g50:9.3f} {g99:9.3f}")
+    print(f"  {name:<10} {g50:9.3f} {g99:9.3f}")
     print(f"  {'added':<10} {g50 - d50:+9.3f} {g99 - d99:+9.3f}   (p50 ratio {g50 / d50:.1f}x)")
 
 
@@ -305,11 +306,12 @@ async def measure(args: argparse.Namespace, url: str, pid: int, sdk_url: str) ->
     report("small calls, one session alone (goal: <= 2 ms p50 added)", one_direct, one_through)
     report(
         f"for scale: the SDK's own Streamable HTTP server, {args.sessions} concurrent sessions "
-        f"x {args.calls}; then one session alone",
+        f"x {args.calls}",
         direct,
         sdk,
+        "sdk server",
     )
-    report("the SDK's own server, one session alone", one_direct, one_sdk)
+    report("for scale: the SDK's own server, one session alone", one_direct, one_sdk, "sdk server")
     report(
         f"screenshot calls (1920x1080, routed native), {args.shot_sessions} sessions "
         f"x {args.shots}",
