@@ -22,8 +22,8 @@ from visiongate.adapters.gateway._options import (
     PROVIDER_HEADER,
 )
 from visiongate.cli import build_parser
-from visiongate.cli.proxy._gateway import _forwarded, _token, listen_address
 from visiongate.cli.proxy import _command
+from visiongate.cli.proxy._gateway import _forwarded, _token, listen_address
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gateway" / "nginx.conf"

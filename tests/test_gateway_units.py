@@ -184,7 +184,7 @@ class Streams:
 
     def __init__(self) -> None:
         self.to_relay, self.read = anyio.create_memory_object_stream[Any](16)
-        self.write, self.to_client = anyio.create_memory_object_stream[Any](64)
+        self.write, self.to_client = anyio.create_memory_object_stream[Any](1024)
 
     def downstream(self) -> HttpDownstream:
         return HttpDownstream(self.read, self.write)
@@ -273,6 +273,14 @@ async def test_get_stream_messages_wait_until_the_client_opens_one(streams: Stre
     for number in range(HELD_MESSAGES + 5):
         await downstream.send(log % number)
     assert downstream.dropped == 5 and streams.delivered() == []
+    await downstream.listening()  # the oldest were dropped: the newest come out, in order
+    kept = []
+    while True:
+        try:
+            kept.append(streams.to_client.receive_nowait().message.params["data"])
+        except anyio.WouldBlock:
+            break
+    assert kept == [str(n) for n in range(5, HELD_MESSAGES + 5)]
 
 
 @pytest.mark.anyio

@@ -168,16 +168,15 @@ class HttpDownstream:
 
     def _hold(self, message: Any) -> None:
         if len(self._held) >= HELD_MESSAGES:
-            self._held.popleft()
+            dropped = self._held.popleft()
             self.dropped += 1
-            log(
-                f"the client opened no GET stream; a held `{self._held_method()}` message was "
-                f"dropped (more than {HELD_MESSAGES} waiting)"
-            )
+            if self.dropped == 1 or self.dropped % 100 == 0:
+                method = untrusted_line(str(getattr(dropped, "method", "")), 60)
+                log(
+                    f"the client opened no GET stream: a held `{method}` message was dropped "
+                    f"({self.dropped} so far; at most {HELD_MESSAGES} are kept)"
+                )
         self._held.append(message)
-
-    def _held_method(self) -> str:
-        return untrusted_line(str(getattr(self._held[0], "method", "")), 60)
 
     async def _deliver(self, message: Any) -> None:
         try:
