@@ -35,7 +35,7 @@ import anyio.abc
 
 from visiongate.engine import Gate
 
-from ..mcp._child import SpawnError, start_server
+from ..mcp._child import Child, SpawnError, start_server
 from ..proxy._relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..proxy._serve import ProxyOptions, relay_session
 from ..sanitize._line import untrusted_line
@@ -187,8 +187,10 @@ class Session:
                 relay_ended=self._relay_ended,
             )
         finally:
-            if started is not None and getattr(started, "returncode", 0) is None:
-                started.kill()  # never reached the relay: stop it now
+            if isinstance(started, Child) and (
+                started.returncode is None or started.watchdog is not None
+            ):
+                started.kill()  # the relay did not stop it (or its watchdog): stop both now
 
     async def _end(self, reason: str, metrics: GatewayMetrics) -> None:
         """Count and clean up; whatever fails here is logged, never the gateway's failure."""
