@@ -11,11 +11,10 @@ what was done to the gate's trace: the record says what the payload will carry.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from visiongate.engine import Gate
 
@@ -29,11 +28,11 @@ from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_t
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .sources._screenshots import SCREENSHOT_SOURCES
-from .vision import ScreenMemory, VisionBackend, backend_from_config
+from .vision import ScreenMemory, VisionBackend
+from .vision._cache import BackendPool
 
 __all__ = ["Router"]
 
-_BACKENDS_KEPT: Final = 32
 _Listing = TypeVar("_Listing")
 
 
@@ -60,8 +59,7 @@ class Router:
         self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
-        self._backends: dict[tuple[str, str], VisionBackend] = {}
-        self._lock = threading.Lock()
+        self._backends = BackendPool()
         # Recent screenshots per source, so the text lane re-reads only what changed; per
         # router, so two agents (or two routers over one backend) never mix their screens.
         self._screens = ScreenMemory()
@@ -277,14 +275,4 @@ class Router:
     def _configured_backend(self, provider: str, model: str) -> VisionBackend:
         """The backend `auxiliary.vision` names, built once per main provider and model (its
         description cache lives in it). Raises `VisionUnavailable` when the config is unusable."""
-        key = (provider, model)
-        with self._lock:
-            found = self._backends.get(key)
-        if found is not None:
-            return found
-        config = self._gate.resolver.config.raw
-        backend = backend_from_config(config, main_provider=provider, main_model=model)
-        with self._lock:
-            if len(self._backends) >= _BACKENDS_KEPT:
-                del self._backends[next(iter(self._backends))]
-            return self._backends.setdefault(key, backend)
+        return self._backends.get(self._gate.resolver.config.raw, provider, model)

@@ -7,10 +7,13 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +158,57 @@ class RawClient:
         assert self.process.stdin is not None
         self.process.stdin.close()
         return await asyncio.wait_for(self.process.wait(), 30)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def wait_for_port(port: int, seconds: float = 60) -> bool:
+    """Whether something listens on the loopback `port` within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as attempt:
+            if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+class SeenHeaders:
+    """ASGI middleware that keeps the headers of every request the server got."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[dict[str, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def example_over_http() -> Iterator[tuple[str, SeenHeaders]]:
+    """The example server over Streamable HTTP (the SDK's own app under uvicorn, in a thread):
+    its URL, and the headers it was sent."""
+    import uvicorn
+    from _hostile_mcp import build_server  # the example server and the tests' hostile tools
+
+    port = free_port()
+    app = SeenHeaders(build_server().streamable_http_app())
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", app
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -5,19 +5,22 @@ proxy's stdio (issue 19)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import uvicorn
-from _hostile_mcp import build_server
-from _proxy_helpers import VISION, RawClient, proxied, read_trace
+from _proxy_helpers import (
+    VISION,
+    RawClient,
+    SeenHeaders,
+    example_over_http,
+    free_port,
+    proxied,
+    read_trace,
+    wait_for_port,
+)
 from mcp.types import ImageContent, TextContent
 
 from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
@@ -32,39 +35,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class Headers:
-    """ASGI middleware that keeps the headers of every request."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.seen: list[dict[str, str]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
-        await self.app(scope, receive, send)
-
-
 @pytest.fixture(scope="module")
-def http_server() -> Iterator[tuple[str, Headers]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = Headers(build_server().streamable_http_app())
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp", app
-    server.should_exit = True
-    thread.join(timeout=10)
+def http_server() -> Iterator[tuple[str, SeenHeaders]]:
+    with example_over_http() as served:
+        yield served
 
 
 async def test_a_streamable_http_server_behind_the_proxy(
-    http_server: tuple[str, Headers], tmp_path: Path
+    http_server: tuple[str, SeenHeaders], tmp_path: Path
 ) -> None:
     url, headers = http_server
     trace = tmp_path / "trace.jsonl"
@@ -96,29 +74,17 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 async def test_an_http_server_that_goes_away_answers_what_is_in_flight_and_ends_the_proxy(
     tmp_path: Path,
 ) -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-P", "-c", SERVE_OVER_HTTP, str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as attempt:
-                if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_for_port(port)
         argv = [
             sys.executable, "-m", "visiongate", "proxy", *VISION,
             "--url", f"http://127.0.0.1:{port}/mcp",
@@ -148,7 +114,7 @@ async def test_an_http_server_that_is_not_there_is_an_error_answer_not_a_traceba
 ) -> None:
     argv = [
         sys.executable, "-m", "visiongate", "proxy", *VISION,
-        "--url", f"http://127.0.0.1:{_free_port()}/mcp",
+        "--url", f"http://127.0.0.1:{free_port()}/mcp",
     ]  # fmt: skip
     client = await RawClient.start(argv, tmp_path)
     params = {

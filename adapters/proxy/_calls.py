@@ -16,9 +16,10 @@ cannot be made to satisfy the schema becomes an error saying why.
 The proxy's own tool (`_view`) is listed on the last page of `tools/list` and answered here.
 
 Every call ends in one decision record, the library's schema plus a `proxy` object (server,
-transport, latency, bytes, what fitting changed, and what was cleaned elsewhere since the last
-record): a routed result, an error result, a JSON-RPC error, a timeout, a cancellation, a
-malformed answer or a server that went away.
+transport, latency, bytes, what fitting changed, what was cleaned elsewhere since the last
+record, and behind the gateway the session: its id and the client's `clientInfo`): a routed
+result, an error result, a JSON-RPC error, a timeout, a cancellation, a malformed answer or a
+server that went away.
 """
 
 from __future__ import annotations
@@ -89,8 +90,10 @@ class CallRouter:
         transport: str,
         *,
         image_tool: bool = True,
+        session: Mapping[str, Any] | None = None,
     ) -> None:
         self._router = router
+        self._session = dict(session) if session is not None else None
         self._target = target
         self._server = server
         self._transport = transport
@@ -368,6 +371,8 @@ class CallRouter:
         }
         if self._elsewhere:
             proxy["cleaned_elsewhere"], self._elsewhere = self._elsewhere, {}
+        if self._session is not None:
+            proxy["session"] = self._session
         record["proxy"] = proxy
         self._router.gate.trace(record)
 

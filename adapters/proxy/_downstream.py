@@ -1,5 +1,8 @@
 """The client's side of the proxy: JSON-RPC lines on standard input and standard output.
 
+The relay reads and writes any `Downstream`; this module's is the stdio one. The gateway's
+(one Streamable HTTP session each) lives in `gateway._client`.
+
 Standard output carries protocol messages and nothing else: the relay writes each message with
 one call, so two messages never interleave, and `protect_stdout` points `sys.stdout` at
 standard error for the whole session, so a stray `print` (ours or a library's) cannot corrupt
@@ -15,6 +18,7 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 from visiongate._errors import VisiongateError
 from visiongate._framing import Lines, Oversized
@@ -22,11 +26,11 @@ from visiongate._framing import Lines, Oversized
 from ..mcp._pipes import READ_SIZE, pipe_reader, pipe_writer
 from ._idscan import TopLevelId
 
-__all__ = ["ClientGone", "Downstream", "open_downstream", "protect_stdout"]
+__all__ = ["ClientGone", "Downstream", "StdioDownstream", "open_downstream", "protect_stdout"]
 
 
 class ClientGone(VisiongateError, ConnectionError):
-    """The client stopped reading: its standard output reader is gone."""
+    """The client stopped reading: its standard output reader is gone, or its session ended."""
 
 
 @contextmanager
@@ -40,7 +44,26 @@ def protect_stdout() -> Iterator[None]:
         sys.stdout = saved
 
 
-class Downstream:
+class Downstream(Protocol):
+    """What the relay needs of the client's side: this process's stdio (`StdioDownstream`) or
+    one session of the gateway's Streamable HTTP endpoint (`gateway._client`)."""
+
+    first_sent: asyncio.Event
+    """Set once the first message reached the client (the handshake's answer, usually)."""
+
+    def lines(self) -> AsyncIterator[bytes | Oversized]:
+        """The client's messages, one JSON-RPC message (or batch) each, until it is done;
+        `ClientGone` when nobody will read an answer any more."""
+        ...
+
+    async def send(self, message: bytes) -> None:
+        """Deliver one message; raises `ClientGone` once nobody reads."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class StdioDownstream:
     """Reads the client's messages and writes messages to it (descriptors 0 and 1)."""
 
     def __init__(
@@ -99,16 +122,16 @@ def _write_all(descriptor: int, data: bytes) -> None:
         view = view[os.write(descriptor, view) :]
 
 
-async def open_downstream(limit: int, input_fd: int = 0, output_fd: int = 1) -> Downstream:
+async def open_downstream(limit: int, input_fd: int = 0, output_fd: int = 1) -> StdioDownstream:
     """The client's streams on `input_fd` and `output_fd`, read and written by the loop when
     they are pipes, sockets or terminals, else in a thread (a regular file, /dev/null)."""
     writer = await pipe_writer(output_fd) if _pollable(output_fd) else None
     if not _pollable(input_fd):
-        return Downstream(
+        return StdioDownstream(
             _at_end() if _closed(input_fd) else None, writer, limit, input_fd, output_fd
         )
     reader, _ = await pipe_reader(input_fd)
-    return Downstream(reader, writer, limit, input_fd, output_fd)
+    return StdioDownstream(reader, writer, limit, input_fd, output_fd)
 
 
 def _pollable(descriptor: int) -> bool:

@@ -22,6 +22,7 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Future
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,7 +54,7 @@ from ._own import OwnRequests
 from ._surfaces import clean_error, clean_notification, clean_result, clean_server_request
 from ._upstream import Upstream, UpstreamClosed
 
-__all__ = ["UPSTREAM_GONE", "Relay"]
+__all__ = ["SESSION_LABEL", "UPSTREAM_GONE", "Relay", "log"]
 
 UPSTREAM_GONE: Final = 2
 """Exit status when the server exited or closed its output (as `mcp call` reports it)."""
@@ -79,8 +80,15 @@ class _Pending:
     """The policy reload this call started, off the request path (`--policy` is watched)."""
 
 
+SESSION_LABEL: ContextVar[str] = ContextVar("visiongate_session_label", default="")
+"""Which session a log line is about, where one process relays many (the gateway sets it in
+each session's task; the relay's tasks inherit it)."""
+
+
 def log(text: str) -> None:
-    print(f"visiongate proxy: {text}", file=sys.stderr, flush=True)
+    label = SESSION_LABEL.get()
+    where = f" [{label}]" if label else ""
+    print(f"visiongate proxy{where}: {text}", file=sys.stderr, flush=True)
 
 
 class Relay:

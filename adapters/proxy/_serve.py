@@ -1,4 +1,5 @@
-"""One proxy session: the client on this process's stdio, the server over stdio or HTTP.
+"""One proxy session: the client on this process's stdio (or one session of the gateway's
+HTTP endpoint, `relay_session`), the server over stdio or HTTP.
 
 Start-up is ordered for a fast handshake: the command line starts the server first
 (`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then
@@ -16,7 +17,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from visiongate.engine import Gate
 
@@ -30,12 +31,14 @@ from ._upstream import Unstarted, Upstream, http_upstream, stdio_upstream
 
 if TYPE_CHECKING:
     from visiongate.adapters._router import Router
+    from visiongate.adapters.vision import VisionBackend
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_TIMEOUT_S",
     "DeferredCalls",
     "ProxyOptions",
+    "relay_session",
     "serve",
 ]
 
@@ -75,33 +78,68 @@ async def serve(
     started or reached (2: the client's requests are answered with the reason first)."""
     downstream = await open_downstream(options.max_message_bytes, input_fd, output_fd)
     try:
-        async with _upstream(options, started) as upstream:
-            calls = DeferredCalls(gate, options, lambda: _call_router(gate, options, upstream))
-            relay = Relay(
-                downstream,
-                upstream,
-                calls,  # type: ignore[arg-type]  # a CallRouter, built when first needed
-                gate,
-                timeout=options.timeout,
-                max_result_bytes=options.target.max_result_bytes,
-                watch_policy=options.watch_policy,
-            )
-            warming = asyncio.create_task(_warm_after_first_answer(downstream, calls))
-            try:
-                return await relay.run()
-            finally:
-                warming.cancel()
+        return await relay_session(gate, options, downstream, started=started)
     finally:
         await downstream.close()
 
 
-def _call_router(gate: Gate, options: ProxyOptions, upstream: Upstream) -> CallRouter:
+async def relay_session(
+    gate: Gate,
+    options: ProxyOptions,
+    downstream: Downstream,
+    *,
+    started: Child | SpawnError | None = None,
+    session: Mapping[str, Any] | None = None,
+    vision: Callable[[], VisionBackend | None] | None = None,
+    errlog: TextIO | None = None,
+    relay_ended: Callable[[], None] | None = None,
+) -> int:
+    """One client's session with one server (started now, or `started` already): the relay
+    runs until either side ends it; the server is stopped on the way out, whatever happened.
+
+    `session` goes into every record (`proxy.session`), `vision` gives the auxiliary backend
+    (None: the router builds its own from the config), `errlog` takes the server's standard
+    error (default: this process's) and `relay_ended` is called once the relay is done,
+    before the server is stopped."""
+    async with _upstream(options, started, errlog) as upstream:
+        calls = DeferredCalls(
+            gate,
+            options,
+            lambda: _call_router(gate, options, upstream, session=session, vision=vision),
+        )
+        relay = Relay(
+            downstream,
+            upstream,
+            calls,  # type: ignore[arg-type]  # a CallRouter, built when first needed
+            gate,
+            timeout=options.timeout,
+            max_result_bytes=options.target.max_result_bytes,
+            watch_policy=options.watch_policy,
+        )
+        warming = asyncio.create_task(_warm_after_first_answer(downstream, calls))
+        try:
+            return await relay.run()
+        finally:
+            warming.cancel()
+            if relay_ended is not None:
+                relay_ended()
+
+
+def _call_router(
+    gate: Gate,
+    options: ProxyOptions,
+    upstream: Upstream,
+    *,
+    session: Mapping[str, Any] | None = None,
+    vision: Callable[[], VisionBackend | None] | None = None,
+) -> CallRouter:
     from visiongate.adapters._router import Router
 
     from ._view import VIEW_TOOL
 
     image_tool = VIEW_TOOL if options.image_tool else None
-    router: Router = Router(gate, cache=options.cache_dir, image_tool=image_tool)
+    backend = vision() if vision is not None else None
+    router: Router = Router(gate, cache=options.cache_dir, image_tool=image_tool, vision=backend)
     gate.resolver  # noqa: B018 - loads the catalog and registry now, not at the first call
     return CallRouter(
         router,
@@ -109,6 +147,7 @@ def _call_router(gate: Gate, options: ProxyOptions, upstream: Upstream) -> CallR
         upstream.label,
         upstream.transport,
         image_tool=options.image_tool,
+        session=session,
     )
 
 
@@ -119,7 +158,7 @@ async def _warm_after_first_answer(downstream: Downstream, calls: DeferredCalls)
 
 @asynccontextmanager
 async def _upstream(
-    options: ProxyOptions, started: Child | SpawnError | None
+    options: ProxyOptions, started: Child | SpawnError | None, errlog: TextIO | None = None
 ) -> AsyncIterator[Any]:
     if options.url is not None:
         async with http_upstream(
@@ -133,7 +172,9 @@ async def _upstream(
         log(str(started))
         yield Unstarted(server_label(options.command), started.reason)
         return
-    async with stdio_upstream(started, max_message_bytes=options.max_message_bytes) as stdio:
+    async with stdio_upstream(
+        started, max_message_bytes=options.max_message_bytes, errlog=errlog
+    ) as stdio:
         yield stdio
 
 

@@ -1,4 +1,5 @@
-"""Describe each distinct image once: a bounded, thread-safe cache keyed by content hash."""
+"""Describe each distinct image once: a bounded, thread-safe cache keyed by content hash; and
+the pool of such backends, one per main model (`BackendPool`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any, Final
 
 from ._base import Description, VisionBackend
 from ._memory import ScreenBackend, ScreenMemory
+
+BACKENDS_KEPT: Final = 32
 
 
 class CachedVisionBackend:
@@ -85,3 +90,32 @@ def cache_key(image: bytes, question: str | None) -> str:
     if question:
         key += ":" + hashlib.sha256(question.encode("utf-8")).hexdigest()
     return key
+
+
+class BackendPool:
+    """The backends `auxiliary.vision` names, one per main provider and model, kept once built
+    (each holds its description cache): at most `kept`, the oldest dropped first; safe to
+    share between threads. A `Router` keeps one; the gateway shares one among its sessions,
+    so a local OCR engine loads its models once per process, not once per session (its cache
+    is keyed by the image's bytes: a session learns nothing it did not send itself)."""
+
+    def __init__(self, kept: int = BACKENDS_KEPT) -> None:
+        self._kept = kept
+        self._backends: dict[tuple[str, str], CachedVisionBackend] = {}
+        self._lock = threading.Lock()
+
+    def get(self, config: Mapping[str, Any], provider: str, model: str) -> CachedVisionBackend:
+        """The backend for `provider` and `model` under the agent `config`; raises
+        `VisionUnavailable` when the config is unusable."""
+        key = (provider, model)
+        with self._lock:
+            found = self._backends.get(key)
+        if found is not None:
+            return found
+        from ._config import backend_from_config  # it builds `CachedVisionBackend`s: a cycle
+
+        backend = backend_from_config(config, main_provider=provider, main_model=model)
+        with self._lock:
+            if len(self._backends) >= self._kept and key not in self._backends:
+                del self._backends[next(iter(self._backends))]
+            return self._backends.setdefault(key, backend)

@@ -3,6 +3,7 @@
     visiongate proxy --provider anthropic --model claude-sonnet-4-5 -- npx -y some-server
     visiongate proxy --config agent.yaml --url https://example.com/mcp --header "X-Key:abc"
     visiongate proxy --print-config claude-desktop --provider P --model M -- npx some-server
+    visiongate proxy --listen 127.0.0.1:8080 --provider P --model M -- npx some-server
 
 A client's config swaps the server's command for `visiongate proxy ... -- <the command>`
 (`--print-config CLIENT` prints that entry). Everything passes through except what must
@@ -12,6 +13,10 @@ descriptions), and no message over the client's limit (`--max-result-bytes`, `--
 forwarded. One decision record per tool call goes to `--trace`. `--policy` is watched: an edit
 applies to the next call; a broken edit keeps the last good policy, with a warning in every
 record. Standard output carries protocol messages only; logs go to standard error.
+
+`--listen HOST:PORT` serves many clients instead, over MCP Streamable HTTP: a session and a
+server each, each client's model from its `X-Visiongate-Provider`/`X-Visiongate-Model`
+headers (see the gateway options below and the README's "Run it for a team").
 
 Exit: 0 when the client closes the session, 2 when the server exits or cannot be started
 (the client restarts the proxy), 3 for a policy or config that fails to load, 130/143 on
@@ -88,9 +93,86 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--print-config", choices=CLIENTS, metavar="CLIENT", help=f"print the entry for {CLIENTS}"
     )
     parser.add_argument("--name", help="the server's name in the printed entry")
+    _add_gateway_arguments(parser)
     parser.add_argument(
         "server", nargs=argparse.REMAINDER, metavar="-- SERVER COMMAND ...", help="after `--`"
     )
+
+
+def _add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("gateway (Streamable HTTP for many clients: --listen)")
+    group.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="serve MCP over Streamable HTTP on HOST:PORT, not stdio (HOST default 127.0.0.1)",
+    )
+    group.add_argument("--path", metavar="PATH", help="the MCP endpoint's path (default /mcp)")
+    group.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require `Authorization: Bearer <token>`, the token in environment variable NAME",
+    )
+    group.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an Origin browsers may call from (`https://app.example`, `http://localhost:*`)",
+    )
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a Host header to answer besides loopback names (`gw.example:8080`, `gw.example:*`)",
+    )
+    group.add_argument(
+        "--forward-header",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this client header to the --url server (repeat; nothing else is passed)",
+    )
+    group.add_argument("--max-sessions", type=_positive, metavar="N", help="default 100")
+    group.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="end a session with nothing in flight and no GET stream for this long (default 1800)",
+    )
+    group.add_argument(
+        "--session-concurrency",
+        type=_positive,
+        metavar="N",
+        help="requests in flight per session (default 16)",
+    )
+    group.add_argument(
+        "--drain-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="on SIGTERM, how long calls in flight may finish (default 30)",
+    )
+    group.add_argument(
+        "--replica-id",
+        metavar="NAME",
+        help="this replica's name, prefixed to its session ids (default $VISIONGATE_REPLICA_ID)",
+    )
+    group.add_argument(
+        "--max-request-bytes",
+        type=_positive,
+        metavar="BYTES",
+        help="largest request body from a client (default 4194304)",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` must be at least 1")
+    return value
 
 
 def _byte_count(text: str) -> int:
@@ -125,6 +207,17 @@ def _command(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     command = _command(args)
     headers = dict(_header(item) for item in args.header)
+    from visiongate.cli.proxy._gateway import gateway_flags_given, run_gateway
+
+    if args.listen is not None:
+        if args.print_config:
+            raise UsageError(
+                "`--print-config` is for stdio clients; a gateway's clients take its URL"
+            )
+        return run_gateway(args, command, headers)
+    given = gateway_flags_given(args)
+    if given:
+        raise UsageError(f"`{given[0]}` applies to the gateway only (`--listen HOST:PORT`)")
     if args.print_config:
         return _print_config(args, command)
     if _stdout_closed():
@@ -185,7 +278,7 @@ def _gate_and_relay(
     from visiongate.adapters.proxy._downstream import protect_stdout
     from visiongate.cli._signals import run_until_signal
 
-    gate, options = checked(lambda: _options(args, command, headers))
+    gate, options = checked(lambda: proxy_options(args, command, headers))
     try:
         with protect_stdout():
             return checked(lambda: run_until_signal(lambda: _session(gate, options, started)))
@@ -199,9 +292,15 @@ async def _session(gate: Any, options: ProxyOptions, started: Any) -> int:
     return await serve(gate, options, started=started)
 
 
-def _options(
-    args: argparse.Namespace, command: list[str], headers: dict[str, str]
+def proxy_options(
+    args: argparse.Namespace,
+    command: list[str],
+    headers: dict[str, str],
+    *,
+    extra_trace: Any = None,
 ) -> tuple[Any, ProxyOptions]:
+    """The gate and the relay's options from the command line (`extra_trace`: one more trace
+    sink, the gateway's metrics)."""
     from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
     from visiongate.adapters.proxy._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
     from visiongate.engine import Gate
@@ -210,7 +309,8 @@ def _options(
         from visiongate.adapters.mcp._sdk import require_client_sdk
 
         require_client_sdk()
-    gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=args.trace)
+    trace = [sink for sink in (args.trace, extra_trace) if sink is not None]
+    gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=trace or None)
     provider, model = target_model(args, gate)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
     watch = args.policy is not None and os.path.isfile(args.policy)

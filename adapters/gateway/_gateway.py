@@ -1,0 +1,166 @@
+"""The gateway's state: its open sessions, and nothing else (so N replicas behind a load balancer
+need nothing shared). Sessions are admitted here (`--max-sessions`, not while draining), found
+here by id and by the credentials that opened them, and drained here on SIGTERM.
+
+Session ids are 128 random bits in hex, after `<replica>.` when the replica has a name
+(`--replica-id`): a load balancer routes a session's requests to the replica its id names
+(see the README's "Run it for a team"), and the id says nothing else.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.abc
+
+from visiongate.engine import Gate
+
+from .._cache import default_cache_dir
+from ..proxy._relay import log
+from ._metrics import GatewayMetrics
+from ._options import GatewayOptions
+from ._security import Checks
+from ._session import Session
+
+if TYPE_CHECKING:
+    from ..vision import VisionBackend
+
+__all__ = ["Gateway"]
+
+_STOP_WAIT_S: Final = 10.0
+"""How long stopped sessions get to stop their servers before the gateway gives up on them."""
+
+
+class Gateway:
+    """The sessions of one gateway process."""
+
+    def __init__(self, gate: Gate, options: GatewayOptions, metrics: GatewayMetrics) -> None:
+        self.gate = gate
+        self.options = options
+        self.metrics = metrics
+        self.checks = Checks.build(
+            options.host, options.token, options.allow_origins, options.allow_hosts
+        )
+        root = options.proxy.cache_dir
+        self.cache_root = Path(root) if root is not None else default_cache_dir()
+        self.draining = False
+        self.ready = False
+        self._sessions: dict[str, Session] = {}
+        self._group: anyio.abc.TaskGroup | None = None
+        self._vision = _VisionPool(gate)
+
+    # -- admission ------------------------------------------------------------------------------
+
+    def refusal(self) -> str | None:
+        """Why a new session cannot be opened now, or None."""
+        if self.draining or not self.ready:
+            return "draining"
+        if len(self) >= self.options.max_sessions:
+            return "max_sessions"
+        return None
+
+    def mint_id(self) -> str:
+        random = secrets.token_hex(16)
+        return f"{self.options.replica}.{random}" if self.options.replica else random
+
+    async def open(self, session: Session) -> None:
+        """Register `session` and start it; it can take its opening request on return."""
+        assert self._group is not None
+        self._sessions[session.id] = session
+        self.metrics.sessions.set(len(self._sessions))
+        self.metrics.sessions_started.inc()
+        vision = self._vision.for_target(session.target.provider, session.target.model)
+        await self._group.start(session.run, self.gate, self.metrics, vision, self._forget)
+
+    def find(self, session_id: str, owner: bytes) -> Session | None:
+        """The session `session_id` names, if the request presents the credentials it was
+        opened with; else None, exactly as for an id that was never issued."""
+        session = self._sessions.get(session_id)
+        if session is None or session.ending or not hmac.compare_digest(session.owner, owner):
+            return None
+        return session
+
+    def _forget(self, session: Session) -> None:
+        if self._sessions.get(session.id) is session:
+            del self._sessions[session.id]
+        self.metrics.sessions.set(len(self._sessions))
+
+    def __len__(self) -> int:
+        """Sessions open for their clients (not those whose servers are still stopping)."""
+        return sum(not session.ending for session in self._sessions.values())
+
+    def spawn(self, work: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        assert self._group is not None
+        self._group.start_soon(work)
+
+    # -- running and draining -------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Sessions can be opened inside; on the way out every one is stopped, its server too."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            self.ready = True
+            try:
+                yield
+            finally:
+                self.ready = False
+                with anyio.CancelScope(shield=True):
+                    await self.stop_all("stopped")
+                group.cancel_scope.cancel()
+
+    def in_flight(self) -> int:
+        return sum(session.in_flight for session in self._sessions.values())
+
+    async def drain(self, deadline_s: float) -> int:
+        """Refuse new sessions and requests, let the requests in flight finish (at most
+        `deadline_s`), then stop every session. Returns the requests still in flight then."""
+        self.draining = True
+        log(
+            f"draining: {len(self._sessions)} session(s), {self.in_flight()} request(s) in flight, "
+            f"at most {deadline_s:g}s"
+        )
+        deadline = time.monotonic() + deadline_s
+        while self.in_flight() and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        left = self.in_flight()
+        await self.stop_all("drained")
+        return left
+
+    async def stop_all(self, reason: str) -> None:
+        sessions = list(self._sessions.values())
+        for session in sessions:
+            session.stop(reason)
+        with anyio.move_on_after(_STOP_WAIT_S):
+            for session in sessions:
+                await session.ended.wait()
+
+
+class _VisionPool:
+    """One auxiliary vision backend per main model, shared by every session that routes for it
+    (`vision.BackendPool`): a session whose config is unusable gets None, and its router
+    builds its own and says why when it needs one."""
+
+    def __init__(self, gate: Gate) -> None:
+        from ..vision._cache import BackendPool
+
+        self._gate = gate
+        self._pool = BackendPool()
+
+    def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
+        def backend() -> VisionBackend | None:
+            from ..vision import VisionUnavailable
+
+            try:
+                return self._pool.get(self._gate.resolver.config.raw, provider, model)
+            except VisionUnavailable:
+                return None
+
+        return backend

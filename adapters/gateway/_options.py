@@ -1,0 +1,118 @@
+"""What `visiongate proxy --listen` was asked to do, and the model each session routes for.
+
+A session's model comes from its `initialize` request: the headers `X-Visiongate-Provider` and
+`X-Visiongate-Model`, else the query parameters `provider` and `model` of the endpoint's URL
+(for clients that cannot set headers), else the gateway's own `--provider`/`--model`. The two
+come together or not at all. Later requests of the session may repeat them; naming another
+model there is refused, since the session's routing was fixed when it began.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Final, Literal
+
+from ..proxy._calls import ProxyTarget
+from ..proxy._serve import ProxyOptions
+
+__all__ = [
+    "DEFAULT_DRAIN_S",
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_PATH",
+    "DEFAULT_SESSION_CONCURRENCY",
+    "MODEL_HEADER",
+    "PROVIDER_HEADER",
+    "GatewayOptions",
+    "SessionTarget",
+    "session_target",
+]
+
+DEFAULT_PATH: Final = "/mcp"
+DEFAULT_MAX_SESSIONS: Final = 100
+DEFAULT_IDLE_TIMEOUT_S: Final = 1800.0
+"""The SDK's own default: a session with no request in flight (and no GET stream open) for
+30 minutes ends, and its server with it."""
+DEFAULT_SESSION_CONCURRENCY: Final = 16
+DEFAULT_DRAIN_S: Final = 30.0
+DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
+"""The longest request body read from a client (the SDK's own default)."""
+PROVIDER_HEADER: Final = "x-visiongate-provider"
+MODEL_HEADER: Final = "x-visiongate-model"
+_NAME: Final = re.compile(r"[\x21-\x7e]{1,200}")
+"""A provider or model name as a client may give it: visible ASCII, at most 200 characters."""
+_REPLICA: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}")
+TargetSource = Literal["header", "query", "default"]
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    """The gateway: where it listens, who may use it, its limits; `proxy` is what every
+    session's relay does (the server, timeouts, caps) and the default model."""
+
+    proxy: ProxyOptions
+    host: str = "127.0.0.1"
+    port: int = 8080
+    path: str = DEFAULT_PATH
+    token: str | None = None
+    allow_origins: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()
+    forward_headers: tuple[str, ...] = ()
+    """Client headers passed to a `--url` server (lower case), and nothing else of theirs."""
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S
+    session_concurrency: int = DEFAULT_SESSION_CONCURRENCY
+    drain_timeout: float = DEFAULT_DRAIN_S
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    replica: str | None = None
+    """This replica's name, the prefix of its session ids, for a load balancer's affinity."""
+
+    def __post_init__(self) -> None:
+        if not self.path.startswith("/"):
+            raise ValueError(f"`--path {self.path}`: the endpoint's path starts with `/`")
+        if self.replica is not None and not _REPLICA.fullmatch(self.replica):
+            raise ValueError(
+                f"`--replica-id {self.replica}`: use letters, digits and `-` (at most 63), "
+                "starting with a letter or digit"
+            )
+
+    def __repr__(self) -> str:  # the token never shows, not even in a traceback
+        return f"GatewayOptions(host={self.host!r}, port={self.port}, path={self.path!r}, ...)"
+
+
+@dataclass(frozen=True)
+class SessionTarget:
+    """The model one session routes for, and where the gateway learned it."""
+
+    provider: str
+    model: str
+    source: TargetSource
+
+    def applied(self, options: ProxyOptions) -> ProxyOptions:
+        target = replace(options.target, provider=self.provider, model=self.model)
+        return replace(options, target=target)
+
+
+def session_target(
+    headers: Mapping[str, str], query: Mapping[str, str], default: ProxyTarget
+) -> SessionTarget | str:
+    """The model a request names (headers, else query parameters), else the default; the
+    problem, as a sentence, when it names one badly."""
+    for source, provider_key, model_key, given in (
+        ("header", PROVIDER_HEADER, MODEL_HEADER, headers),
+        ("query", "provider", "model", query),
+    ):
+        provider, model = given.get(provider_key), given.get(model_key)
+        if provider is None and model is None:
+            continue
+        shown = "`X-Visiongate-Provider` and `X-Visiongate-Model`"
+        names = shown if source == "header" else "the query parameters `provider` and `model`"
+        if provider is None or model is None:
+            return f"give both {names}, or neither (the gateway's default model applies)"
+        if not (_NAME.fullmatch(provider) and _NAME.fullmatch(model)):
+            return f"{names} take visible ASCII names of at most 200 characters"
+        return SessionTarget(provider, model, source)  # type: ignore[arg-type]
+    return SessionTarget(default.provider, default.model, "default")

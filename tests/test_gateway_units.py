@@ -1,0 +1,319 @@
+"""The gateway's parts on their own (issue 30): each session's model from headers or query,
+the front door's patterns and token, credentials as a digest, the command line's checks, the
+listening socket, and how the client side puts a server's messages on the right stream."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp.types import JSONRPCNotification, JSONRPCRequest
+
+from visiongate.adapters.gateway._client import HELD_MESSAGES, HttpDownstream
+from visiongate.adapters.gateway._options import GatewayOptions, SessionTarget, session_target
+from visiongate.adapters.gateway._security import Checks, is_loopback, owner_digest
+from visiongate.adapters.gateway._serve import bind
+from visiongate.adapters.proxy._calls import ProxyTarget
+from visiongate.adapters.proxy._downstream import ClientGone
+from visiongate.adapters.proxy._serve import ProxyOptions
+from visiongate.cli._common import UsageError
+from visiongate.cli.proxy._gateway import listen_address
+
+DEFAULT = ProxyTarget("anthropic", "claude-sonnet-4-5", 10_000_000)
+PROVIDER, MODEL = "x-visiongate-provider", "x-visiongate-model"
+
+# (headers, query) -> the target, or the start of the problem
+TARGETS: list[tuple[dict[str, str], dict[str, str], SessionTarget | str]] = [
+    ({}, {}, SessionTarget("anthropic", "claude-sonnet-4-5", "default")),
+    ({PROVIDER: "openai", MODEL: "gpt-4o"}, {}, SessionTarget("openai", "gpt-4o", "header")),
+    (
+        {},
+        {"provider": "ollama", "model": "qwen2.5vl:7b"},
+        SessionTarget("ollama", "qwen2.5vl:7b", "query"),
+    ),
+    (  # headers win over the query
+        {PROVIDER: "openai", MODEL: "gpt-4o"},
+        {"provider": "ollama", "model": "llava"},
+        SessionTarget("openai", "gpt-4o", "header"),
+    ),
+    ({PROVIDER: "openai"}, {}, "give both `X-Visiongate-Provider`"),
+    ({}, {"model": "gpt-4o"}, "give both the query parameters"),
+    ({PROVIDER: "openai", MODEL: "gpt 4o"}, {}, "`X-Visiongate-Provider` and"),
+    ({PROVIDER: "openai", MODEL: "x" * 201}, {}, "`X-Visiongate-Provider` and"),
+]
+
+
+@pytest.mark.parametrize(("headers", "query", "expected"), TARGETS)
+def test_a_sessions_model(
+    headers: dict[str, str], query: dict[str, str], expected: SessionTarget | str
+) -> None:
+    found = session_target(headers, query, DEFAULT)
+    if isinstance(expected, str):
+        assert isinstance(found, str) and found.startswith("give both") == expected.startswith(
+            "give both"
+        )
+        assert expected in found or expected.split("`")[1] in found
+    else:
+        assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("patterns", "value", "allowed"),
+    [
+        (("http://localhost:*",), "http://localhost:5173", True),
+        (("http://localhost:*",), "http://localhost:", False),
+        (("http://localhost:*",), "http://localhost:5173.evil.example", False),
+        (("http://localhost:*",), "http://localhost.evil.example:80", False),
+        (("https://app.example",), "https://app.example", True),
+        (("https://app.example",), "https://app.example.evil", False),
+        ((), "http://anything", False),
+    ],
+)
+def test_origin_patterns(patterns: tuple[str, ...], value: str, allowed: bool) -> None:
+    checks = Checks.build("127.0.0.1", None, patterns, ())
+    assert (checks.origin_problem(value) is None) is allowed
+    assert checks.origin_problem(None) is None  # not a browser: no Origin to check
+
+
+def test_host_checks_on_loopback_and_elsewhere() -> None:
+    local = Checks.build("127.0.0.1", None, (), ("gw.example:*",))
+    assert local.host_problem("127.0.0.1:8080") is None
+    assert local.host_problem("localhost:8080") is None
+    assert local.host_problem("gw.example:443") is None
+    assert local.host_problem("evil.example:8080") is not None
+    assert local.host_problem(None) is not None
+    anywhere = Checks.build("0.0.0.0", "t" * 16, (), ())
+    assert anywhere.host_problem("whatever.example") is None  # behind a proxy: any Host
+    assert [is_loopback(h) for h in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "10.0.0.1")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_the_bearer_token() -> None:
+    checks = Checks.build("0.0.0.0", "a-token-of-16-chars", (), ())
+    assert checks.authorized("Bearer a-token-of-16-chars")
+    assert checks.authorized("bearer a-token-of-16-chars")
+    assert not checks.authorized("Bearer a-token-of-16-charsX")
+    assert not checks.authorized("Basic a-token-of-16-chars")
+    assert not checks.authorized("a-token-of-16-chars")
+    assert not checks.authorized(None)
+    assert Checks.build("127.0.0.1", None, (), ()).authorized(None)
+    options = GatewayOptions(ProxyOptions(DEFAULT), token="a-token-of-16-chars")
+    assert "a-token" not in repr(options) and "a-token" not in str(options)
+
+
+def test_credentials_are_kept_as_a_digest_of_the_named_headers() -> None:
+    alice = {"authorization": "Bearer t", "x-user-key": "alice", "x-other": "1"}
+    digest = owner_digest(alice, ("x-user-key",))
+    assert digest == owner_digest({**alice, "x-other": "2"}, ("x-user-key",))
+    assert digest != owner_digest({**alice, "x-user-key": "bob"}, ("x-user-key",))
+    assert digest != owner_digest({**alice, "x-user-key": ""}, ("x-user-key",))
+    assert digest != owner_digest(
+        {k: v for k, v in alice.items() if k != "x-user-key"}, ("x-user-key",)
+    )
+    assert b"alice" not in digest and len(digest) == 32
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("127.0.0.1:8080", ("127.0.0.1", 8080)),
+        ("8080", ("127.0.0.1", 8080)),
+        (":0", ("127.0.0.1", 0)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:8080", ("::1", 8080)),
+        ("localhost:x", None),
+        ("::1:8080", None),
+        ("127.0.0.1:70000", None),
+    ],
+)
+def test_listen_addresses(given: str, expected: tuple[str, int] | None) -> None:
+    if expected is None:
+        with pytest.raises(UsageError):
+            listen_address(given)
+    else:
+        assert listen_address(given) == expected
+
+
+@pytest.mark.anyio
+async def test_accepted_connections_send_small_writes_at_once() -> None:
+    """Regression: the socket was bound as protocol 0, so asyncio did not set TCP_NODELAY on
+    the connections it accepted, and each answer's small SSE writes waited out the client's
+    delayed ACK: 44 ms a call instead of about 1."""
+    sock = bind("127.0.0.1", 0)
+    accepted: list[Any] = []
+
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(
+            writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        )
+        writer.close()
+
+    server = await asyncio.start_server(connected, sock=sock)
+    async with server:
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        for _ in range(100):
+            if accepted:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+    assert accepted and accepted[0] != 0
+
+
+def test_a_port_in_use_is_a_clear_error() -> None:
+    taken = bind("127.0.0.1", 0)
+    with pytest.raises(OSError, match=r"cannot listen on 127\.0\.0\.1:\d+: "):
+        bind("127.0.0.1", taken.getsockname()[1])
+    taken.close()
+
+
+# -- the client side: which stream a server's message goes on ----------------------------------
+
+
+class Streams:
+    """The transport's two streams, as `connect()` hands them over."""
+
+    def __init__(self) -> None:
+        self.to_relay, self.read = anyio.create_memory_object_stream[Any](16)
+        self.write, self.to_client = anyio.create_memory_object_stream[Any](1024)
+
+    def downstream(self) -> HttpDownstream:
+        return HttpDownstream(self.read, self.write)
+
+    def close(self) -> None:
+        for stream in (self.to_relay, self.read, self.write, self.to_client):
+            stream.close()
+
+    async def client_sends(self, message: Any, unanswered: Any = None) -> None:
+        metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
+        await self.to_relay.send(SessionMessage(message, metadata=metadata))
+
+    def delivered(self) -> list[tuple[str, Any]]:
+        out = []
+        while True:
+            try:
+                item = self.to_client.receive_nowait()
+            except anyio.WouldBlock:
+                return out
+            meta = item.metadata
+            related = meta.related_request_id if meta is not None else None
+            message = item.message
+            out.append((getattr(message, "method", None) or f"answer {message.id}", related))
+
+
+@pytest.fixture
+def streams() -> Iterator[Streams]:
+    made = Streams()
+    yield made
+    made.close()
+
+
+def _call(request_id: int, token: Any = None) -> JSONRPCRequest:
+    params: dict[str, Any] = {"name": "t"}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    return JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params=params)
+
+
+async def _read_all(downstream: HttpDownstream, count: int) -> list[bytes]:
+    lines = downstream.lines()
+    return [await lines.__anext__() for _ in range(count)]  # type: ignore[misc]
+
+
+@pytest.mark.anyio
+async def test_server_messages_go_to_the_request_they_belong_to(streams: Streams) -> None:
+    downstream = streams.downstream()
+    await streams.client_sends(_call(1, token="p-1"))
+    await streams.client_sends(_call(2, token=7))
+    assert len(await _read_all(downstream, 2)) == 2
+    progress = (
+        b'{"jsonrpc":"2.0","method":"notifications/progress",'
+        b'"params":{"progressToken":"p-1","progress":1}}'
+    )
+    await downstream.send(progress)
+    await downstream.send(progress.replace(b'"p-1"', b"7"))
+    await downstream.send(
+        b'{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}'
+    )
+    await downstream.send(b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}')
+    await downstream.send(b'{"jsonrpc":"2.0","id":"s2","method":"elicitation/create","params":{}}')
+    assert streams.delivered() == [
+        ("notifications/progress", 1),
+        ("notifications/progress", 2),
+        ("sampling/createMessage", 2),  # the newest call still open
+        ("answer 2", None),
+        ("elicitation/create", 1),  # call 2 was answered: call 1 is the one open
+    ]
+
+
+@pytest.mark.anyio
+async def test_get_stream_messages_wait_until_the_client_opens_one(streams: Streams) -> None:
+    downstream = streams.downstream()
+    log = (
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d"}}'
+    )
+    for number in range(3):
+        await downstream.send(log % number)
+    await downstream.send(b'{"jsonrpc":"2.0","id":"r1","method":"roots/list"}')
+    assert streams.delivered() == []
+    await downstream.listening()
+    assert [m for m, _ in streams.delivered()] == ["notifications/message"] * 3 + ["roots/list"]
+    await downstream.send(log % 9)
+    assert streams.delivered() == [("notifications/message", None)]
+    downstream.not_listening()
+    for number in range(HELD_MESSAGES + 5):
+        await downstream.send(log % number)
+    assert downstream.dropped == 5 and streams.delivered() == []
+    await downstream.listening()  # the oldest were dropped: the newest come out, in order
+    kept = []
+    while True:
+        try:
+            kept.append(streams.to_client.receive_nowait().message.params["data"])
+        except anyio.WouldBlock:
+            break
+    assert kept == [str(n) for n in range(5, HELD_MESSAGES + 5)]
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_request_ends_its_stream_and_is_no_longer_open(streams: Streams) -> None:
+    downstream = streams.downstream()
+    ended: list[int] = []
+
+    async def unanswered() -> None:
+        ended.append(1)
+
+    await streams.client_sends(_call(5), unanswered)
+    cancel = {"requestId": 5, "reason": "user"}
+    note = JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params=cancel)
+    await streams.client_sends(note)
+    lines = downstream.lines()
+    await lines.__anext__()  # type: ignore[attr-defined]  # the call
+    await lines.__anext__()  # type: ignore[attr-defined]  # its cancellation
+    await streams.to_relay.aclose()
+    with pytest.raises(ClientGone):  # resumed: the cancelled call's stream is ended first
+        await lines.__anext__()  # type: ignore[attr-defined]
+    assert ended == [1]
+    await downstream.send(b'{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}')
+    assert streams.delivered() == []  # held for the GET stream: call 5 is not open any more
+
+
+@pytest.mark.anyio
+async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request(streams: Streams) -> None:
+    downstream = streams.downstream()
+    await streams.client_sends(_call(3))
+    await _read_all(downstream, 1)
+    await downstream.send(b'{"jsonrpc":"2.0","id":3,"result":"not an object"}')
+    item = streams.to_client.receive_nowait()
+    assert item.message.id == 3 and "malformed" in item.message.error.message
+    await streams.to_client.aclose()
+    with pytest.raises(ClientGone):
+        await downstream.send(b'{"jsonrpc":"2.0","id":4,"result":{}}')
