@@ -190,7 +190,11 @@ class ModelCatalog:
         for section, candidate, how in lookups:
             model = model_id(candidate)
             folded = model.lower()
-            if folded not in listed and ":" not in model and not folded.endswith(CLOUD_SUFFIXES):
+            if folded not in listed and (
+                # `_only_itself`, its answer for an id without a colon spelled out: most are
+                (":" not in model and not folded.endswith(CLOUD_SUFFIXES))
+                or self._only_itself(model, folded)
+            ):
                 answer = None  # unlisted, and no suffix to strip: it has no candidate
                 continue
             candidates = self._candidates(model)
@@ -235,11 +239,8 @@ class ModelCatalog:
         cannot match, and a model nobody lists has none."""
         listed = self._global_folded
         folded = model.lower()
-        if not folded.endswith(CLOUD_SUFFIXES):
-            base, colon, suffix = model.rpartition(":")
-            if not (colon and base and base.lower() in listed and suffix.lower() in self.variants):
-                # The id itself is the only candidate (nearly every id).
-                return ((model, "exact id"),) if folded in listed else ()
+        if self._only_itself(model, folded):  # nearly every id
+            return ((model, "exact id"),) if folded in listed else ()
         found = [(model, "exact id")] if folded in listed else []
         for suffix in CLOUD_SUFFIXES:
             if folded.endswith(suffix) and len(model) > len(suffix):
@@ -257,6 +258,18 @@ class ModelCatalog:
                 )
             )
         return tuple(found)
+
+    def _only_itself(self, model: str, folded: str) -> bool:
+        """Whether an id is its only candidate: it has no cloud suffix, and no variant suffix
+        whose base model some section lists."""
+        if folded.endswith(CLOUD_SUFFIXES):
+            return False
+        if ":" not in model:
+            return True
+        base, _, suffix = model.rpartition(":")
+        return not (
+            base and suffix.lower() in self.variants and base.lower() in self._global_folded
+        )
 
     def _in_section(self, provider: str, candidates: Candidates) -> CatalogAnswer | None:
         for candidate, how in candidates:
