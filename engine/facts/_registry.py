@@ -200,11 +200,11 @@ class ProviderRegistry:
         default_factory=dict, repr=False
     )
     _owners: dict[str, Entry | None] = field(default_factory=dict, repr=False)
-    _shared_routes: dict[tuple[str, bool], dict[str, object]] = field(
+    _shared_routes: dict[tuple[str, bool, int], dict[str, object]] = field(
         default_factory=dict, repr=False
     )
-    """A provider's route for a model that meets none of its patterns, less the model: the
-    fields every such route shares (see `_build`)."""
+    """A provider's route for a model its own answer decides (a message rule may apply), less
+    the model: the fields every such route shares (see `_shared_route`)."""
 
     @classmethod
     def bundled(cls) -> ProviderRegistry:
@@ -338,7 +338,7 @@ class ProviderRegistry:
         known = entry is not None or declared is not None
         if not patterned:
             if answer is here.answer:  # the provider's own answer: shared but for the model
-                return self._shared_route(ref, entry, answer, known)
+                return self._shared_route(ref, entry, answer, known, None)
             return self._build(ref, entry, answer, known)
         veto = _first(here.vetoes, ref) if answer.accepts else None
         if veto is not None:
@@ -348,6 +348,8 @@ class ProviderRegistry:
         if rule is not None and answer.accepts and _rule_blocks(rule, answer.api):
             reason = f"`{ref.model}` takes no user message after a tool message: {rule.note}"
             answer = _Answer(answer.api, False, reason, self.label, rule.evidence)
+        if answer is here.answer:  # only a message rule applies: its order is shared too
+            return self._shared_route(ref, entry, answer, known, rule)
         return self._build(ref, entry, answer, known, rule)
 
     def message_rule(self, ref: ModelRef) -> MessageRule | None:
@@ -470,14 +472,21 @@ class ProviderRegistry:
         )
 
     def _shared_route(
-        self, ref: ModelRef, entry: Entry | None, answer: _Answer, known: bool
+        self,
+        ref: ModelRef,
+        entry: Entry | None,
+        answer: _Answer,
+        known: bool,
+        rule: MessageRule | None,
     ) -> ProviderRoute:
-        """`_build` for the provider's own answer: every field but the model is the same for
-        all models of the provider, so they are copied from the first such route."""
-        key = (ref.provider, known)
+        """`_build` for the provider's own answer (and a message rule, if one applies):
+        every field but the model is the same for all such models of the provider, so they
+        are copied from the first such route."""
+        # A rule by identity: it is one of this registry's own, alive as long as this cache.
+        key = (ref.provider, known, id(rule) if rule is not None else 0)
         values = self._shared_routes.get(key)
         if values is None:
-            values = dict(self._build(ref, entry, answer, known).__dict__)
+            values = dict(self._build(ref, entry, answer, known, rule).__dict__)
             if len(self._shared_routes) < 1024:  # bounded: provider ids come from callers
                 self._shared_routes[key] = values
         route = values.copy()
