@@ -12,11 +12,14 @@ invisible characters the regex leaves alone), and the outputs are checked equal.
 
 Times are the best of `ROUNDS` runs, the two sides interleaved, so load from other work on the
 machine falls on both. The goals (issue 25): clean text (ASCII and not) at least 1.0x the
-regex, smuggled runs at least 5x, a payload alternating with text at least 2.5x.
+regex, smuggled runs at least 5x, a payload alternating with text at least 2.5x. A third
+section times the sanitizer's previous first look at clean text (the `regex` property search
+over the whole text, all it cost there) against the same baseline, for a before and after.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -24,6 +27,7 @@ from collections.abc import Callable
 from typing import Final
 
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.sanitize._screen import ANY_INVISIBLE
 from visiongate.adapters.sanitize._text import BLACK_FLAG, tag_sequence
 from visiongate.engine._settings import SanitizeSettings
 
@@ -86,6 +90,16 @@ WORKLOADS: Final = {
         [*PROSE, "It’s the café’s menu. ", "日本語のテキスト。"], 2
     ),
     "clean with emoji (astral)": _fill([*PROSE, "Done ✅ 🚀 👍🏽 🇯🇵 "], 3),
+    "clean russian (dense)": _fill(
+        ["Снимок экрана показывает страницу настроек. ", "Ошибка 404\n"], 10
+    ),
+    "clean japanese (dense)": _fill(["画面には三つの設定があります。", "エラー404：取得中\n"], 11),
+    "clean chat, emoji every few words": _fill(
+        ["Deployed 🚀 all green ✅ ", "lol 😂😂 again 🐛 "], 12
+    ),
+    "clean japanese with emoji (astral)": _fill(
+        ["画面には三つの設定があります。🚀", "完了✅\n"], 13
+    ),
     "smuggled runs (tags)": _fill([*PROSE, _hidden(INSTRUCTION)], 4),
     "alternating (text, tag, text, ...)": _alternating(5),
     "legitimate: emoji ZWJ sequences": _fill([*PROSE, "Family 👨‍👩‍👧 and 🏳️‍🌈 flags. "], 6),
@@ -124,6 +138,7 @@ def _megabytes(text: str) -> float:
 
 def main() -> None:
     """Print MB/s for the sanitizer and the baseline, and their ratio, per workload."""
+    print("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(f"{'workload (every channel on)':<38} {'sanitizer':>10} {'baseline':>10} {'ratio':>9}")
     print(f"{'':<38} {'MB/s':>10} {'MB/s':>10}")
     print("baseline: the regex TAG strip")
@@ -147,6 +162,17 @@ def main() -> None:
             lambda: [tag_strip(line) for line in SHORT],
         )
     )
+    print("before the bulk ASCII drop: the property search over the whole text (clean rows)")
+    for name, text in WORKLOADS.items():
+        if name.startswith("clean") and not text.isascii():
+            print(
+                _row(
+                    name,
+                    _megabytes(text),
+                    lambda t=text: t if ANY_INVISIBLE.search(t) is None else None,
+                    lambda t=text: tag_strip(t),
+                )
+            )
     print("baseline: the flag-keeping regex")
     for name in ("clean non-ascii (’ é, CJK)", "smuggled runs (tags)"):
         text = WORKLOADS[name]

@@ -97,13 +97,15 @@ _CONTEXTS_PER_STATE = 4096
 def _context(state: _State, resolved: ResolvedFacts) -> DecisionContext:
     context = build(  # a never-seen pair's context: without the frozen __init__'s cost
         DecisionContext,
-        policy=state.ref,
-        provenance=resolved.provenance,
-        warnings=resolved.warnings + state.warnings,
-        provider=resolved.provider,
-        model=resolved.model,
-        resolved=resolved,
-        full_policy=state.compiled.policy,
+        {
+            "policy": state.ref,
+            "provenance": resolved.provenance,
+            "warnings": resolved.warnings + state.warnings,
+            "provider": resolved.provider,
+            "model": resolved.model,
+            "resolved": resolved,
+            "full_policy": state.compiled.policy,
+        },
     )
     if len(state.contexts) >= _CONTEXTS_PER_STATE:
         state.contexts.clear()

@@ -5,9 +5,10 @@ and what it removed, kept as legitimate, or flagged. `Sanitizer` (in `_sanitizer
 tally per surface. What counts as invisible and as legitimate is `_invisible`'s model.
 
 The work is shaped by what real text holds. Text with no invisible character at all (nearly
-all of it) costs one search. Text whose invisible characters can have no legitimate use there
-(smuggled runs, a payload woven between letters) is cleaned in bulk, at C speed. Only text with
-a character that may be legitimate (a joiner, a selector, a mark, a flag) is walked run by run.
+all of it) costs one look that proves it (`_screen`), mostly at C speed. Text whose invisible
+characters can have no legitimate use there (smuggled runs, a payload woven between letters) is
+cleaned in bulk, at C speed. Only text with a character that may be legitimate (a joiner, a
+selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
-
-import regex
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
@@ -32,6 +31,7 @@ from ._invisible import (
     char_class,
     table_codes,
 )
+from ._screen import ANY_INVISIBLE, clean_until
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
 
 __all__ = [
@@ -48,9 +48,6 @@ __all__ = [
 ]
 
 
-# The fastest test for "any invisible character" there is: the regex module looks the
-# property up in its own tables, faster than `re` tests a class of ranges (bench_sanitize.py).
-_ANY_INVISIBLE: Final = regex.compile(r"\p{Default_Ignorable_Code_Point}")
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
@@ -190,8 +187,11 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
     """Strip what `rules` forbid; `text` itself comes back when nothing was removed."""
     if text.isascii() or rules.inert:
         return text, ()
-    finder = _ANY_INVISIBLE if rules.everything_active else rules.active
-    first = finder.search(text)
+    start = clean_until(text)
+    if start is None:
+        return text, ()
+    finder = ANY_INVISIBLE if rules.everything_active else rules.active
+    first = finder.search(text, start)
     if first is None:
         return text, ()
     bulk = rules.may_be_legitimate is not None

@@ -84,6 +84,7 @@ class _Group:
 
 
 Index = Mapping[tuple[str, str], _Entry]
+_NO_IDS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
 Candidates = tuple[tuple[str, str], ...]
 """(id to try, how it was derived), in order."""
 
@@ -108,6 +109,8 @@ class ModelCatalog:
     does not list is read as its base model."""
     _near: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     """Built on the first did-you-mean: section (or `*`) -> skeleton -> ids."""
+    _unknown: dict[str, CatalogAnswer] = field(default_factory=dict)
+    """The answer for a model nobody lists, per section asked (it names only the section)."""
     date: str = ""
     """`YYYY-MM-DD` of the catalog's revision (bundled) or fetch (refreshed), when known."""
     origin: str = "file"
@@ -175,8 +178,36 @@ class ModelCatalog:
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
         model = model_id(model)
-        provider = provider_key(provider)
-        candidates = self._candidates(model)
+        return self._answer(provider_key(provider), model, self._candidates(model))
+
+    def first_known(self, lookups: Iterable[tuple[str, str, str]]) -> tuple[CatalogAnswer, str]:
+        """Over (section, model id, how the id was derived) look-ups in order: the first
+        answer that knows the model, with its `how`; else the last look-up's answer. An id
+        nobody lists in any spelling (most never-seen ones) costs a set test."""
+        listed = self._global_folded
+        answer: CatalogAnswer | None = None
+        section = how = None
+        for section, candidate, how in lookups:
+            model = model_id(candidate)
+            folded = model.lower()
+            if folded not in listed and (
+                # `_only_itself`, its answer for an id without a colon spelled out: most are
+                (":" not in model and not folded.endswith(CLOUD_SUFFIXES))
+                or self._only_itself(model, folded)
+            ):
+                answer = None  # unlisted, and no suffix to strip: it has no candidate
+                continue
+            candidates = self._candidates(model)
+            answer = self._answer(provider_key(section), model, candidates) if candidates else None
+            if answer is not None and answer.verdict != "unknown":
+                return answer, how
+        if section is None or how is None:
+            return CatalogAnswer("unknown"), ""
+        return answer or self._nobody(provider_key(section)), how
+
+    def _answer(self, provider: str, model: str, candidates: Candidates) -> CatalogAnswer:
+        if not candidates:  # nobody lists the id in any spelling
+            return self._nobody(provider)
         if provider in self.providers:
             found = self._in_section(provider, candidates)
             if found is not None:
@@ -188,10 +219,15 @@ class ModelCatalog:
         separator), in the provider's section, else in any; None when there is none."""
         if not self._near:
             self._near.update(_near_index(self._exact.values()))
-        name, skeleton = provider_key(provider), typo_key(model)
-        for section in (name, "*"):
-            found = self._near.get(section, {}).get(skeleton)
-            close = [item for item in found or () if model_key(item) != model_key(model)]
+        skeleton = typo_key(model)
+        if skeleton not in self._near.get("*", _NO_IDS):  # `*` has every section's skeletons
+            return None
+        for section in (provider_key(provider), "*"):
+            found = self._near.get(section, _NO_IDS).get(skeleton)
+            if not found:  # nearly every unknown id: nothing shares its skeleton
+                continue
+            folded = model_key(model)
+            close = [item for item in found if model_key(item) != folded]
             if close:
                 return max(close, key=lambda item: similarity(item, model))
         return None
@@ -199,14 +235,21 @@ class ModelCatalog:
     def _candidates(self, model: str) -> Candidates:
         """The ids to try, in order, with how each one was derived: the id itself first (the
         catalog's own entry wins), then the id without a cloud suffix or input-preserving
-        variant suffix."""
-        found = [(model, "exact id")]
+        variant suffix. Only ids some section lists, in some case, are kept: the others
+        cannot match, and a model nobody lists has none."""
+        listed = self._global_folded
+        folded = model.lower()
+        if self._only_itself(model, folded):  # nearly every id
+            return ((model, "exact id"),) if folded in listed else ()
+        found = [(model, "exact id")] if folded in listed else []
         for suffix in CLOUD_SUFFIXES:
-            if model.lower().endswith(suffix) and len(model) > len(suffix):
-                found.append((model[: -len(suffix)], f"without {suffix} suffix"))
+            if folded.endswith(suffix) and len(model) > len(suffix):
+                stripped = model[: -len(suffix)]
+                if stripped.lower() in listed:
+                    found.append((stripped, f"without {suffix} suffix"))
         base, colon, suffix = model.rpartition(":")
         pairs = self.variants.get(suffix.lower(), 0) if colon and base else 0
-        if pairs:
+        if pairs and base.lower() in listed:
             found.append(
                 (
                     base,
@@ -215,6 +258,18 @@ class ModelCatalog:
                 )
             )
         return tuple(found)
+
+    def _only_itself(self, model: str, folded: str) -> bool:
+        """Whether an id is its only candidate: it has no cloud suffix, and no variant suffix
+        whose base model some section lists."""
+        if folded.endswith(CLOUD_SUFFIXES):
+            return False
+        if ":" not in model:
+            return True
+        base, _, suffix = model.rpartition(":")
+        return not (
+            base and suffix.lower() in self.variants and base.lower() in self._global_folded
+        )
 
     def _in_section(self, provider: str, candidates: Candidates) -> CatalogAnswer | None:
         for candidate, how in candidates:
@@ -235,8 +290,18 @@ class ModelCatalog:
             group = self._global_folded.get(candidate.lower())
             if group is not None:
                 return _global_answer(group, _folded_how(how), listed, provider)
-        where = f"not in `{provider}` nor" if listed else "not"
-        return _answer_of("unknown", None, f"{where} in any provider's section", ())
+        return self._nobody(provider)
+
+    def _nobody(self, provider: str) -> CatalogAnswer:
+        """The answer for a model no section lists: it names only the section asked, so one
+        answer per section serves every such model."""
+        found = self._unknown.get(provider)
+        if found is None:
+            where = f"not in `{provider}` nor" if provider in self.providers else "not"
+            found = _answer_of("unknown", None, f"{where} in any provider's section", ())
+            if len(self._unknown) < 1024:  # bounded: sections come from callers
+                self._unknown[provider] = found
+        return found
 
 
 def _folded_how(how: str) -> str:
@@ -266,7 +331,9 @@ def _global_answer(group: _Group, how: str, listed: bool, provider: str) -> Cata
 def _answer_of(
     verdict: Verdict, matched: str | None, how: str, inputs: tuple[str, ...]
 ) -> CatalogAnswer:
-    return build(CatalogAnswer, verdict=verdict, matched=matched, how=how, inputs=inputs)
+    return build(
+        CatalogAnswer, {"verdict": verdict, "matched": matched, "how": how, "inputs": inputs}
+    )
 
 
 def source_date(source: str) -> str:
@@ -358,12 +425,12 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
         providers=frozenset(entry.provider for entry in entries),
         model_count=len(entries),
         variants=MappingProxyType(_preserving_variants(exact)),
-        _exact=MappingProxyType(exact),
-        _folded=MappingProxyType(folded),
-        _global_exact=MappingProxyType({key: _Group.of(group) for key, group in by_id.items()}),
-        _global_folded=MappingProxyType(
-            {key: _Group.of(group) for key, group in by_folded.items()}
-        ),
+        # Plain dicts, never handed out: a mapping proxy's `get` costs a method look-up on
+        # the dict behind it, and these are read several times per never-seen model.
+        _exact=exact,
+        _folded=folded,
+        _global_exact={key: _Group.of(group) for key, group in by_id.items()},
+        _global_folded={key: _Group.of(group) for key, group in by_folded.items()},
     )
 
 

@@ -54,15 +54,18 @@ def route_key(provider: str, model: str) -> tuple[str, str]:
 
 # -- near misses: the did-you-mean keys ----------------------------------------------------------
 
-_DROPPED: Final = str.maketrans(
-    "", "", "aeiou" + "".join(chr(c) for c in range(128) if not chr(c).isalnum())
-)
+_DROPPED_ASCII: Final = "aeiou" + "".join(chr(c) for c in range(128) if not chr(c).isalnum())
+_DROPPED: Final = str.maketrans("", "", _DROPPED_ASCII)
+_DROPPED_BYTES: Final = _DROPPED_ASCII.encode("ascii")
 _REPEATS: Final = re.compile(r"(.)\1+")
 
 
 def typo_key(model: str) -> str:
     """An id without case, separators or vowels: `claude-sonet-4-5` is `cldsnt45`."""
-    return model.lower().translate(_DROPPED)
+    folded = model.lower()
+    if folded.isascii():  # nearly every id: the bytes `translate` runs in C, table-free
+        return folded.encode("ascii").translate(None, _DROPPED_BYTES).decode("ascii")
+    return folded.translate(_DROPPED)
 
 
 def typo_keys(model: str) -> set[str]:

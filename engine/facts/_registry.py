@@ -37,6 +37,7 @@ from ._registry_types import (
     Limits,
     MessageRule,
     ModelAlias,
+    Patterns,
     Veto,
     build,
     limits_with,
@@ -164,6 +165,20 @@ class _Answer(NamedTuple):
     evidence: Evidence
 
 
+class _Applicable(NamedTuple):
+    """What of the registry can apply to one provider id, kept per id: the patterns do not
+    change, and a never-seen model on the provider needs all of it."""
+
+    vetoes: tuple[Veto, ...]
+    rules: tuple[MessageRule, ...]
+    screen: Patterns | None
+    """Every model pattern of the entry's rules, the vetoes and the message rules above; a
+    model it does not match meets none of them (None: there are none)."""
+    answer: _Answer
+    """The entry's own answer, when no model rule matches; for a provider the registry does
+    not list, its refusal (the config declares no model of it to read images)."""
+
+
 @dataclass(frozen=True, eq=False)
 class ProviderRegistry:
     """A validated registry. Immutable; `route` is a pure function of it and its inputs."""
@@ -179,9 +194,17 @@ class ProviderRegistry:
     vetoes: tuple[Veto, ...] = ()
     message_rules: tuple[MessageRule, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
-    _applicable: dict[str, tuple[tuple[Veto, ...], tuple[MessageRule, ...]]] = field(
+    _applicable: dict[str, _Applicable] = field(default_factory=dict, repr=False)
+    _limits: dict[tuple[str, str], Limits] = field(default_factory=dict, repr=False)
+    _located: dict[tuple[str, str | None], tuple[str, Entry | None]] = field(
         default_factory=dict, repr=False
     )
+    _owners: dict[str, Entry | None] = field(default_factory=dict, repr=False)
+    _shared_routes: dict[tuple[str, bool, int], dict[str, object]] = field(
+        default_factory=dict, repr=False
+    )
+    """A provider's route for a model its own answer decides (a message rule may apply), less
+    the model: the fields every such route shares (see `_shared_route`)."""
 
     @classmethod
     def bundled(cls) -> ProviderRegistry:
@@ -209,11 +232,22 @@ class ProviderRegistry:
 
     def locate(self, provider: str, model: str, base_url: str | None = None) -> ModelRef:
         """Where a provider and model sit in the registry (see `ModelRef`)."""
-        name = self._endpoint(self.canonical(provider), base_url)
-        entry = self.entries.get(name)
+        key = (provider, base_url)
+        found = self._located.get(key)
+        if found is None:
+            name = self._endpoint(self.canonical(provider), base_url)
+            found = (name, self.entries.get(name))
+            if len(self._located) < 1024:  # bounded: provider ids come from callers
+                self._located[key] = found
+        name, entry = found
         model = model_id(model)
-        stripped, notes = _strip_variants(model, entry.strip_variants if entry else ())
-        alias = entry.alias_for(stripped) if entry is not None else None
+        stripped, notes = model, ()
+        if entry is not None:
+            if entry.strip_variants and ":" in model:
+                stripped, notes = _strip_variants(model, entry.strip_variants)
+            alias = entry.alias_for(stripped) if entry.model_aliases else None
+        else:
+            alias = None
         catalog = entry.catalog if entry is not None else name
         lookups = [(catalog, stripped, notes[0] if notes else "exact id")]
         if alias is not None:
@@ -223,13 +257,15 @@ class ProviderRegistry:
         lookups += self._vendor_lookups(name, entry, matched)
         return build(
             ModelRef,
-            provider=name,
-            model=model,
-            matched=matched,
-            lookups=tuple(lookups),
-            catalog=catalog,
-            notes=notes,
-            alias=alias,
+            {
+                "provider": name,
+                "model": model,
+                "matched": matched,
+                "lookups": tuple(lookups),
+                "catalog": catalog,
+                "notes": notes,
+                "alias": alias,
+            },
         )
 
     def _vendor_lookups(
@@ -240,7 +276,7 @@ class ProviderRegistry:
         id on a vendor is also how gateways list it (`xai/grok-4`, `x-ai/grok-4`)."""
         prefix, slash, rest = model.partition("/")
         if slash and rest:
-            owner = self.entries.get(self.canonical(prefix))
+            owner = self._owner(prefix)
             if owner is None:
                 return []
             if owner.id == name:
@@ -248,6 +284,15 @@ class ProviderRegistry:
             own = (owner.catalog, rest, f"in the section of its vendor `{owner.id}`")
             return [own, *_as_gateways_list(owner, rest, prefix)]
         return _as_gateways_list(entry, model) if entry is not None else []
+
+    def _owner(self, prefix: str) -> Entry | None:
+        """The entry a model id's vendor prefix names (`xai` in `xai/grok-4`), if any."""
+        if prefix in self._owners:
+            return self._owners[prefix]
+        owner = self.entries.get(self.canonical(prefix))
+        if len(self._owners) < 1024:  # bounded: prefixes come from callers
+            self._owners[prefix] = owner
+        return owner
 
     def route(
         self,
@@ -276,31 +321,40 @@ class ProviderRegistry:
         """The route for a located model (see `route`)."""
         entry = self.entries.get(ref.provider)
         declared = overrides if overrides and overrides.tool_result_images is not None else None
+        here = self._for_provider(ref.provider)
+        screen = here.screen
+        # Most models meet no pattern at all: then no rule, veto or message rule is looked at.
+        patterned = screen is not None and (
+            screen.matches(ref.matched) or (ref.model != ref.matched and screen.matches(ref.model))
+        )
         if declared is not None:
-            answer = self._declared(ref, entry, declared, vision)
+            answer = self._declared(ref, entry, declared, vision, patterned)
         elif entry is not None:
-            answer = self._listed(ref, entry, vision)
+            answer = self._listed(ref, entry, vision, patterned)
+        elif declared_vision is None:
+            answer = here.answer  # an unknown provider refuses, whatever the model
         else:
             answer = self._unknown(ref.provider, ref.model, declared_vision)
-        veto = self._veto(ref) if answer.accepts else None
+        known = entry is not None or declared is not None
+        if not patterned:
+            if answer is here.answer:  # the provider's own answer: shared but for the model
+                return self._shared_route(ref, entry, answer, known, None)
+            return self._build(ref, entry, answer, known)
+        veto = _first(here.vetoes, ref) if answer.accepts else None
         if veto is not None:
             reason = f"`{ref.model}` is vetoed: {veto.note}"
             answer = _Answer(answer.api, False, reason, self.label, veto.evidence)
-        rule = self.message_rule(ref)
+        rule = _first(here.rules, ref)
         if rule is not None and answer.accepts and _rule_blocks(rule, answer.api):
             reason = f"`{ref.model}` takes no user message after a tool message: {rule.note}"
             answer = _Answer(answer.api, False, reason, self.label, rule.evidence)
-        route = self._build(ref, entry, answer, entry is not None or declared is not None)
-        if rule is None:
-            return route
-        where = f"{rule.note} ({rule.evidence.kind}, {rule.evidence.where})"
-        rules = {"user_after_tool": rule.user_after_tool, "message_rule": where}
-        return build(ProviderRoute, **{**route.__dict__, **rules})
+        if answer is here.answer:  # only a message rule applies: its order is shared too
+            return self._shared_route(ref, entry, answer, known, rule)
+        return self._build(ref, entry, answer, known, rule)
 
     def message_rule(self, ref: ModelRef) -> MessageRule | None:
         """The first message-order rule for a located provider and model, if any."""
-        _, rules = self._for_provider(ref.provider)
-        return _first(rules, ref)
+        return _first(self._for_provider(ref.provider).rules, ref)
 
     def _endpoint(self, name: str, base_url: str | None) -> str:
         entry = self.entries.get(name)
@@ -312,25 +366,35 @@ class ProviderRegistry:
                 return target
         return name
 
-    def _veto(self, ref: ModelRef) -> Veto | None:
-        vetoes, _ = self._for_provider(ref.provider)
-        return _first(vetoes, ref)
-
-    def _for_provider(self, provider: str) -> tuple[tuple[Veto, ...], tuple[MessageRule, ...]]:
-        """The vetoes and message rules whose provider patterns match `provider` (kept per
-        provider id: the patterns do not change, and this runs for every new model)."""
+    def _for_provider(self, provider: str) -> _Applicable:
+        """What can apply to `provider` (see `_Applicable`; bounded: ids come from callers)."""
         found = self._applicable.get(provider)
         if found is None:
-            found = (
-                tuple(veto for veto in self.vetoes if veto.provider.matches(provider)),
-                tuple(rule for rule in self.message_rules if rule.provider.matches(provider)),
+            entry = self.entries.get(provider)
+            vetoes = tuple(veto for veto in self.vetoes if veto.provider.matches(provider))
+            rules = tuple(rule for rule in self.message_rules if rule.provider.matches(provider))
+            patterns = [
+                *(
+                    pattern
+                    for rule in (entry.rules if entry else ())
+                    for pattern in rule.match.text
+                ),
+                *(pattern for veto in vetoes for pattern in veto.model.text),
+                *(pattern for rule in rules for pattern in rule.model.text),
+            ]
+            answer = (
+                _own_answer(entry, self.label)
+                if entry is not None
+                else self._unknown(provider, "", None)
             )
-            if len(self._applicable) < 1024:  # bounded: provider ids come from callers
+            found = _Applicable(vetoes, rules, Patterns.of(patterns) if patterns else None, answer)
+            if len(self._applicable) < 1024:
                 self._applicable[provider] = found
         return found
 
-    def _listed(self, ref: ModelRef, entry: Entry, vision: str) -> _Answer:
-        answer = _entry_answer(entry, ref.matched, vision, self.label)
+    def _listed(self, ref: ModelRef, entry: Entry, vision: str, patterned: bool = True) -> _Answer:
+        answer = _entry_answer(entry, ref.matched, vision, self.label) if patterned else None
+        answer = answer or self._for_provider(entry.id).answer
         alias = ref.alias
         if alias is None or not answer.accepts:
             return answer
@@ -340,10 +404,15 @@ class ProviderRegistry:
         return _Answer(answer.api, True, reason, self.label, evidence)
 
     def _declared(
-        self, ref: ModelRef, entry: Entry | None, declared: ProviderOverride, vision: str
+        self,
+        ref: ModelRef,
+        entry: Entry | None,
+        declared: ProviderOverride,
+        vision: str,
+        patterned: bool = True,
     ) -> _Answer:
         accepts = bool(declared.tool_result_images)
-        listed = self._listed(ref, entry, vision) if entry is not None else None
+        listed = self._listed(ref, entry, vision, patterned) if entry is not None else None
         api = declared.api or (listed.api if listed is not None else self.default_api)
         reason = f"tool_result_images: {str(accepts).lower()} (api {api})"
         if listed is not None and listed.accepts != accepts:
@@ -366,31 +435,75 @@ class ProviderRegistry:
         return _Answer(self.default_api, False, reason, self.label, Evidence("assumed", "", ""))
 
     def _build(
-        self, ref: ModelRef, entry: Entry | None, answer: _Answer, known: bool
+        self,
+        ref: ModelRef,
+        entry: Entry | None,
+        answer: _Answer,
+        known: bool,
+        rule: MessageRule | None = None,
     ) -> ProviderRoute:
-        base = self.apis[answer.api]
-        own = entry.limits if entry is not None and entry.limits else None
-        limits = base if own is None else limits_with(base, own)
+        limits = self._limits_for(entry, answer.api)
+        if rule is None:
+            user_after_tool, message_rule = "allowed", ""
+        else:
+            user_after_tool = rule.user_after_tool
+            message_rule = f"{rule.note} ({rule.evidence.kind}, {rule.evidence.where})"
         return build(
             ProviderRoute,
-            provider=ref.provider,
-            model=ref.model,
-            api=answer.api,
-            accepts_tool_images=answer.accepts,
-            reason=answer.reason,
-            formats=limits.formats,
-            max_image_base64=limits.max_image_base64,
-            max_edge_px=limits.max_edge_px,
-            max_images_per_request=limits.max_images_per_request,
-            known=known,
-            source=answer.source,
-            catalog=ref.catalog,
-            evidence=answer.evidence.kind,
-            cites=answer.evidence.cites,
-            where=answer.evidence.where,
-            user_after_tool="allowed",
-            message_rule="",
+            {
+                "provider": ref.provider,
+                "model": ref.model,
+                "api": answer.api,
+                "accepts_tool_images": answer.accepts,
+                "reason": answer.reason,
+                "formats": limits.formats,
+                "max_image_base64": limits.max_image_base64,
+                "max_edge_px": limits.max_edge_px,
+                "max_images_per_request": limits.max_images_per_request,
+                "known": known,
+                "source": answer.source,
+                "catalog": ref.catalog,
+                "evidence": answer.evidence.kind,
+                "cites": answer.evidence.cites,
+                "where": answer.evidence.where,
+                "user_after_tool": user_after_tool,
+                "message_rule": message_rule,
+            },
         )
+
+    def _shared_route(
+        self,
+        ref: ModelRef,
+        entry: Entry | None,
+        answer: _Answer,
+        known: bool,
+        rule: MessageRule | None,
+    ) -> ProviderRoute:
+        """`_build` for the provider's own answer (and a message rule, if one applies):
+        every field but the model is the same for all such models of the provider, so they
+        are copied from the first such route."""
+        # A rule by identity: it is one of this registry's own, alive as long as this cache.
+        key = (ref.provider, known, id(rule) if rule is not None else 0)
+        values = self._shared_routes.get(key)
+        if values is None:
+            values = dict(self._build(ref, entry, answer, known, rule).__dict__)
+            if len(self._shared_routes) < 1024:  # bounded: provider ids come from callers
+                self._shared_routes[key] = values
+        route = values.copy()
+        route["model"] = ref.model
+        return build(ProviderRoute, route)
+
+    def _limits_for(self, entry: Entry | None, api: str) -> Limits:
+        """The limits of a shape as a provider sets them (kept per provider and shape)."""
+        key = (entry.id if entry is not None else "", api)
+        found = self._limits.get(key)
+        if found is None:
+            base = self.apis[api]
+            own = entry.limits if entry is not None and entry.limits else None
+            found = base if own is None else limits_with(base, own)
+            if len(self._limits) < 1024:
+                self._limits[key] = found
+        return found
 
 
 _Matched = TypeVar("_Matched", Veto, MessageRule)
@@ -410,9 +523,8 @@ def _first(items: tuple[_Matched, ...], ref: ModelRef) -> _Matched | None:
 
 
 def _as_gateways_list(entry: Entry, model: str, given: str = "") -> list[tuple[str, str, str]]:
-    how = f"as gateways list `{entry.id}`'s own model"
-    spellings = [name for name in entry.vendor_names if name != given]
-    return [(entry.catalog, f"{spelling}/{model}", how) for spelling in spellings]
+    how, catalog = entry.as_gateways_list, entry.catalog
+    return [(catalog, f"{name}/{model}", how) for name in entry.vendor_names if name != given]
 
 
 def _rule_blocks(rule: MessageRule, api: str) -> bool:
@@ -420,14 +532,19 @@ def _rule_blocks(rule: MessageRule, api: str) -> bool:
     return rule.user_after_tool == "refuses" and shape_named(api).user_follows_tool
 
 
-def _entry_answer(entry: Entry, model: str, vision: str, label: str) -> _Answer:
-    """The provider's own verdict for a model: the first matching rule, else the entry's."""
+def _entry_answer(entry: Entry, model: str, vision: str, label: str) -> _Answer | None:
+    """The verdict of the provider's first model rule that matches, if any."""
     for rule in entry.rules:
         if rule.match.matches(model) and (rule.when_catalog is None or vision in rule.when_catalog):
             verb = "accepts" if rule.tool_result_images else "refuses"
             reason = f"{entry.id} {verb} `{model}` ({rule.evidence.kind}): {rule.note}"
             api = rule.api or entry.api
             return _Answer(api, rule.tool_result_images, reason, label, rule.evidence)
+    return None
+
+
+def _own_answer(entry: Entry, label: str) -> _Answer:
+    """The provider's verdict for a model no rule of it matches."""
     verb = "accepts" if entry.tool_result_images else "refuses"
     reason = f"{entry.id} {verb} ({entry.evidence.kind}): {entry.note}"
     return _Answer(entry.api, entry.tool_result_images, reason, label, entry.evidence)

@@ -26,9 +26,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
-from .._vocabulary import Cell
+from .._vocabulary import FACT_NAMES, Cell
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._catalog_store import facts_cache_dir
 from ._config import AgentConfig, ProviderDeclaration, Sourced
@@ -105,6 +105,9 @@ class FactResolver:
         }
         self._declarations.update(config.providers)
         self._global_warnings = config.decision_warnings
+        # Per provider id as given to `_resolve` (normalised), what no model changes: its
+        # declaration and base URL, and the did-you-mean for a provider nobody knows.
+        self._providers: dict[str, _Provider] = {}
 
     def resolve(self, provider: str, model: str) -> ResolvedFacts:
         """The facts for `provider` and `model` (memoized)."""
@@ -129,7 +132,11 @@ class FactResolver:
         """What the `catalog` fact reads, rebuilt only when the catalog (or the runtime probe)
         was swapped."""
         inputs = self._vision_inputs
-        if inputs is None or (inputs.catalog, inputs.runtimes) != (self.catalog, self.runtimes):
+        if (
+            inputs is None
+            or inputs.catalog is not self.catalog
+            or inputs.runtimes is not self.runtimes
+        ):
             inputs = Inputs(self.config, self.catalog, self.registry, self.runtimes)
             self._vision_inputs = inputs
         return inputs
@@ -144,6 +151,7 @@ class FactResolver:
         with self._lock:
             self._generation += 1
             self._memo.clear()
+            self._providers.clear()
 
     def declaration_for(self, provider: str) -> ProviderDeclaration | None:
         """What the config declares under `providers.<provider>` (by id or registry alias)."""
@@ -161,11 +169,29 @@ class FactResolver:
         name = provider_key(provider)
         return self.registry.locate(name, model, self.config.base_url_for(name))
 
+    def _provider(self, provider: str) -> _Provider:
+        found = self._providers.get(provider)
+        if found is None:
+            config, declaration = self.config, self.declaration_for(provider)
+            declares = (
+                config.main_vision is not None
+                or bool(config.model_overrides)
+                or (
+                    declaration is not None
+                    and bool(declaration.models or declaration.folded_models)
+                )
+            )
+            found = _Provider(declaration, config.base_url_for(provider), declares)
+            if len(self._providers) < MEMO_SIZE:  # bounded: provider ids come from callers
+                self._providers[provider] = found
+        return found
+
     def _resolve(self, provider: str, model: str) -> ResolvedFacts:
         config = self.config
-        declaration = self.declaration_for(provider)
-        ref = self.locate(provider, model)
-        vision = resolve_vision(self._inputs(), provider, ref, declaration, model)
+        here = self._provider(provider)
+        declaration = here.declaration
+        ref = self.registry.locate(provider, model, here.base_url)
+        vision = resolve_vision(self._inputs(), provider, ref, declaration, model, here.declares)
         catalog = vision.value
         declared = vision.declared
         route = self.registry.route_ref(
@@ -177,12 +203,7 @@ class FactResolver:
             else None,
         )
         route = self._learned(route, ref)
-        facts = {
-            "mode": config.mode.value,
-            "catalog": catalog,
-            "aux": config.aux.value,
-            "path": route.path,
-        }
+        cell, facts = _cell_facts(config.mode.value, catalog, config.aux.value, route.path)
         provenance = {
             "mode": config.mode.provenance,
             "catalog": vision.provenance,
@@ -191,22 +212,26 @@ class FactResolver:
         }
         provider_warnings = declaration.warnings if declaration is not None else ()
         if not route.known and declaration is None:
-            provider_warnings += self._provider_suggestion(provider)
+            if here.suggestion is None:
+                here.suggestion = self._provider_suggestion(provider)
+            provider_warnings += here.suggestion
         if self.routes.problem is not None:
             provider_warnings += (self.routes.problem,)
         return build(
             ResolvedFacts,
-            provider=provider,
-            model=model,
-            facts=MappingProxyType(facts),
-            provenance=MappingProxyType(provenance),
-            warnings=self._global_warnings + provider_warnings + vision.warnings,
-            route=route,
-            embed_target_bytes=config.embed_target_bytes.value,
-            embed_target_provenance=config.embed_target_bytes.provenance,
-            catalog_answer=vision.answer,
-            cell=(facts["mode"], catalog, facts["aux"], route.path),
-            expires=vision.expires,
+            {
+                "provider": provider,
+                "model": model,
+                "facts": facts,
+                "provenance": MappingProxyType(provenance),
+                "warnings": self._global_warnings + provider_warnings + vision.warnings,
+                "route": route,
+                "embed_target_bytes": config.embed_target_bytes.value,
+                "embed_target_provenance": config.embed_target_bytes.provenance,
+                "catalog_answer": vision.answer,
+                "cell": cell,
+                "expires": vision.expires,
+            },
         )
 
     def _provider_suggestion(self, provider: str) -> tuple[str, ...]:
@@ -239,11 +264,40 @@ class FactResolver:
         )
 
 
+_CELLS: dict[Cell, tuple[Cell, Mapping[str, str]]] = {}
+
+
+def _cell_facts(mode: str, catalog: str, aux: str, path: str) -> tuple[Cell, Mapping[str, str]]:
+    """The cell and its facts as a mapping: one pair per cell, shared by every resolution that
+    lands in it (there are 54, and what is not allocated need not be freed)."""
+    cell = (mode, catalog, aux, path)
+    found = _CELLS.get(cell)
+    if found is None:
+        found = (cell, MappingProxyType(dict(zip(FACT_NAMES, cell, strict=True))))
+        if len(_CELLS) < 1024:  # bounded: an invalid mode in a config is a value too
+            _CELLS[cell] = found
+    return found
+
+
+@dataclass
+class _Provider:
+    declaration: ProviderDeclaration | None
+    base_url: str | None
+    declares: bool
+    """The config declares some model's vision (a main model, overrides, this provider's
+    models): else no declaration needs to be looked up."""
+    suggestion: tuple[str, ...] | None = None
+    """The did-you-mean for a provider neither the registry nor the catalog knows (difflib
+    over every known id: worth keeping), once it was needed."""
+
+
 # -- the `catalog` fact -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class VisionFact:
+class VisionFact(NamedTuple):
+    """The `catalog` fact with where it came from (a named tuple: one per never-seen model,
+    dropped once the facts are built)."""
+
     value: str
     """`vision`, `no_vision` or `unknown`."""
     provenance: str
@@ -270,43 +324,25 @@ def resolve_vision(
     ref: ModelRef,
     declaration: ProviderDeclaration | None,
     model: str,
+    declares: bool = True,
 ) -> VisionFact:
+    """The `catalog` fact; `declares` False says the config declares no model anywhere."""
     config = inputs.config
-    declared = _declared(config, declaration, provider, model)
+    declared = _declared(config, declaration, provider, model) if declares else None
     if declared is not None and declared.value is not None:
-        return _fact(_vision(declared.value), declared.provenance, declared=declared)
+        return VisionFact(_vision(declared.value), declared.provenance, declared=declared)
     warnings = declared.warnings if declared is not None else ()
     runtime = _ask_runtime(inputs, provider, ref)
     expires = inputs.runtimes.expires(runtime) if runtime is not None else None
     if runtime is not None and runtime.verdict != "unknown":
-        return _fact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
-    answer, note = _lookup(inputs.catalog, ref)
-    line = _catalog_line(inputs.catalog, answer, ref, note)
+        return VisionFact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
+    answer, note = inputs.catalog.first_known(ref.lookups)
+    line = _catalog_line(inputs.catalog, answer, ref, "" if note == "exact id" else note)
     if runtime is not None:
         line = f"{runtime.provenance}; {line}"
     if answer.verdict == "unknown":
         warnings += _suggestion(inputs.catalog, ref)
-    return _fact(answer.verdict, line, answer=answer, warnings=warnings, expires=expires)
-
-
-def _fact(
-    value: str,
-    provenance: str,
-    *,
-    answer: CatalogAnswer | None = None,
-    warnings: tuple[str, ...] = (),
-    declared: Sourced[bool | None] | None = None,
-    expires: float | None = None,
-) -> VisionFact:
-    return build(
-        VisionFact,
-        value=value,
-        provenance=provenance,
-        answer=answer,
-        warnings=warnings,
-        declared=declared,
-        expires=expires,
-    )
+    return VisionFact(answer.verdict, line, answer, warnings, expires=expires)
 
 
 def _declared(
@@ -333,21 +369,10 @@ def _ask_runtime(inputs: Inputs, provider: str, ref: ModelRef) -> RuntimeAnswer 
     return inputs.runtimes.ask(entry.runtime, base_url, ref.model)
 
 
-def _lookup(catalog: ModelCatalog, ref: ModelRef) -> tuple[CatalogAnswer, str]:
-    """The first catalog answer that knows the model, over the located ids in order."""
-    answer, note = CatalogAnswer("unknown"), ""
-    for section, candidate, how in ref.lookups:
-        answer, note = catalog.lookup(section, candidate), how
-        if answer.verdict != "unknown":
-            break
-    return answer, "" if note == "exact id" else note
-
-
 def _catalog_line(catalog: ModelCatalog, answer: CatalogAnswer, ref: ModelRef, note: str) -> str:
     label = catalog.label
     if answer.verdict == "unknown":
-        notes = "; ".join(ref.notes)
-        extra = f"; {notes}" if notes else ""
+        extra = f"; {'; '.join(ref.notes)}" if ref.notes else ""
         return f"{label}: `{ref.catalog}/{ref.model}` unknown ({answer.how}{extra})"
     hows = [how for how in (answer.how, note) if how and how != "exact id"]
     how = f" ({'; '.join(hows)})" if hows else ""

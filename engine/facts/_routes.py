@@ -118,8 +118,10 @@ class RouteOverlay:
     def refresh(self) -> int:
         """Re-read the file if another process changed it (looked at once per second at most);
         returns `version`."""
+        if self.path is None:
+            return self.version
         now = time.monotonic()
-        if self.path is None or now - self._checked < CHECK_INTERVAL:
+        if now - self._checked < CHECK_INTERVAL:
             return self.version
         with self._lock:
             self._checked = now
