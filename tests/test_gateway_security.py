@@ -121,7 +121,14 @@ async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess) -
     assert wait_until(lambda: not any(d.exists() for d in directories))
 
 
-def test_the_token_is_never_logged_nor_recorded(guarded: GatewayProcess) -> None:
+async def test_the_token_is_never_logged_nor_recorded(guarded: GatewayProcess) -> None:
+    # This test makes its own refusal and its own recorded call, whatever ran before it.
+    with httpx2.Client(timeout=60) as client:
+        refused, _ = raw_initialize(client, guarded.url, {"authorization": "Bearer wrong"})
+        assert refused.status_code == 401
+    async with connected(guarded.url, {**BEARER, **TEXT_MODEL}) as session:
+        assert (await session.call_tool("screenshot", {})).content
+    assert wait_until(lambda: (guarded.home / "trace.jsonl").exists())
     assert TOKEN not in guarded.text()
     assert TOKEN not in (guarded.home / "trace.jsonl").read_text()
     assert "without a valid bearer token" in guarded.text()
