@@ -24,6 +24,7 @@ from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
 from ..proxy._relay import log
+from ._leftovers import sweep
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
 from ._security import Checks
@@ -105,6 +106,10 @@ class Gateway:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Sessions can be opened inside; on the way out every one is stopped, its server too."""
+        removed = await anyio.to_thread.run_sync(sweep, self.cache_root)
+        if removed:
+            plural = "y" if removed == 1 else "ies"
+            log(f"removed {removed} session director{plural} a killed gateway left behind")
         async with anyio.create_task_group() as group:
             self._group = group
             self.ready = True

@@ -7,9 +7,10 @@ by `--forward-header`), and runs `proxy._serve.relay_session` between the transp
 server: the same relay, routing, cleaning, size caps and records as `visiongate proxy` over
 stdio, every record naming this session and the client's `clientInfo`.
 
-Each session has its own router (its own image cache directory, removed when it ends; its
-own `visiongate_view_image` memory, so a `MEDIA:` path of another session is refused; its own
-screen memory) and shares only the gate, the metrics and the auxiliary vision backend.
+Each session has its own router (its own image cache directory, removed when it ends, or by
+the next gateway to start if this one is killed: `_leftovers`; its own `visiongate_view_image`
+memory, so a `MEDIA:` path of another session is refused; its own screen memory) and shares
+only the gate, the metrics and the auxiliary vision backend.
 
 It ends when the client deletes it, when it idles out (no request in flight and no GET stream
 open for `--idle-timeout`: the transport's own countdown), when its server goes away (the
@@ -40,6 +41,7 @@ from ..proxy._relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..proxy._serve import ProxyOptions, relay_session
 from ..sanitize._line import untrusted_line
 from ._client import HttpDownstream
+from ._leftovers import claim, release
 from ._metrics import GatewayMetrics
 from ._options import SessionTarget
 
@@ -81,6 +83,8 @@ class Session:
         self.in_flight = 0
         """JSON-RPC requests of this session being served now (POSTs awaiting their answer)."""
         self.downstream: HttpDownstream | None = None
+        self._claim: int | None = None
+        """The held lock on the cache directory's `.owner` (see `_leftovers`)."""
         self.client = _client_fields(client_info)
         self.record: Mapping[str, Any] = {
             "id": session_id,
@@ -169,6 +173,10 @@ class Session:
         self, gate: Gate, metrics: GatewayMetrics, vision: Callable[[], VisionBackend | None]
     ) -> int:
         assert self.downstream is not None
+        try:
+            self._claim = await anyio.to_thread.run_sync(claim, self.cache_dir)
+        except OSError as error:  # its images meet the same error, each with its own note
+            log(f"no owner lock on the image directory: {untrusted_line(str(error), 200)}")
         started: Any = None
         if self.options.command:
             with anyio.CancelScope(shield=True):  # a server started is always handed on
@@ -202,6 +210,8 @@ class Session:
         except Exception as error:
             log(f"could not clean up: {untrusted_line(f'{type(error).__name__}: {error}', 200)}")
         finally:
+            if self._claim is not None:
+                release(self._claim)  # after the removal: a sweep never sees it half gone
             log(f"ended ({reason})")
             self.ended.set()
 

@@ -241,7 +241,8 @@ class ProviderRegistry:
                 self._located[key] = found
         name, entry = found
         model = model_id(model)
-        stripped, notes = model, ()
+        stripped = model
+        notes: tuple[str, ...] = ()
         if entry is not None:
             if entry.strip_variants and ":" in model:
                 stripped, notes = _strip_variants(model, entry.strip_variants)

@@ -16,6 +16,8 @@ Each part takes the POSIX way where the system has it and a portable fallback el
 - `NEW_PROCESS_GROUP`: `start_new_session` where `setsid` exists, else Windows'
   `CREATE_NEW_PROCESS_GROUP`: Ctrl-C in the terminal reaches the parent only, which then
   stops the child itself.
+- `try_lock(fd)`: `flock` without waiting, to tell a live owner from a dead one (a lock
+  ends with its process, even a SIGKILLed one); without `fcntl` it answers "held".
 - `can_fork()`: whether worker processes can be forked (`audit --jobs` reads in one
   process where they cannot: the same result, only slower).
 - `owned_by_this_user(info)`: a file's owner is this process's user, where files have uids;
@@ -53,6 +55,7 @@ __all__ = [
     "exclusive",
     "lock",
     "owned_by_this_user",
+    "try_lock",
     "unlock",
 ]
 
@@ -88,6 +91,18 @@ def lock(fd: int, mode: Literal["shared", "exclusive"]) -> None:
     if fcntl is None:
         raise OSError("shared file locks need fcntl, which this system lacks")
     fcntl.flock(fd, fcntl.LOCK_SH if mode == "shared" else fcntl.LOCK_EX)
+
+
+def try_lock(fd: int) -> bool:
+    """Take an exclusive advisory lock on an open file if no other open file holds one;
+    whether it was taken. Without `SHARED_LOCKS` nothing can be told, so False (held)."""
+    if fcntl is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def unlock(fd: int) -> None:
