@@ -7,11 +7,13 @@ A cell is `(argv, code)`, or a sentence saying why the case does not apply to th
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +323,37 @@ def test_help_and_readme_list_exactly_the_codes_the_matrix_observes(files: dict[
     assert {int(code) for code in rows} == observed
     for code, meaning in MEANINGS.items():
         assert rows[str(code)].startswith(meaning), code
+
+
+_INTERRUPTED_LOAD = """
+import sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "visiongate.cli":
+            raise KeyboardInterrupt  # Ctrl-C while the command line loads
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+from visiongate._entry import run
+raise SystemExit(run())
+"""
+
+
+def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
+    """The console script starts at `visiongate._entry:run` (as `python -m visiongate` does),
+    which loads the command line inside its own `try`: before, the generated script imported
+    `visiongate.cli` itself, and a Ctrl-C in that import printed Python's traceback."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"visiongate": "visiongate._entry:run"}
+    ended = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_LOAD], capture_output=True, text=True, timeout=60
+    )
+    assert (ended.returncode, ended.stderr, ended.stdout) == (
+        130, "visiongate: stopped by SIGINT\n", "",
+    )  # fmt: skip
+    entry = ast.parse((ROOT / "src" / "visiongate" / "_entry.py").read_text())
+    imported = {
+        alias.name for node in entry.body if isinstance(node, ast.Import) for alias in node.names
+    }
+    assert imported == {"sys"}  # nothing else stands between start-up and the `try`

@@ -1,0 +1,24 @@
+"""The `visiongate` command's first step: load the command line, and end in one line if Ctrl-C
+comes while it loads.
+
+The console script and `python -m visiongate` both start here. This module imports only `sys`,
+so the window in which a Ctrl-C still gives Python's own traceback is the interpreter's
+start-up and this import. `visiongate.cli.main` takes over once it is loaded: it defers or
+handles the signals itself.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["run"]
+
+
+def run() -> int:
+    """Load the command line and run it; its exit code (130 for a Ctrl-C while loading)."""
+    try:
+        from visiongate.cli import main
+    except KeyboardInterrupt:
+        print("visiongate: stopped by SIGINT", file=sys.stderr)
+        return 130
+    return main()
