@@ -95,6 +95,48 @@ def test_a_body_over_the_limit_is_refused(guarded: GatewayProcess) -> None:
         client.delete(guarded.url, headers={**BEARER, "mcp-session-id": session_id})
 
 
+@pytest.mark.parametrize(
+    ("body", "code", "said"),
+    [
+        (b"{nope", -32700, "the body is not JSON (JSON is malformed"),
+        (b'{"jsonrpc":"2.0","method":"\xff"}', -32700, "the body is not JSON (Invalid UTF-8"),
+        (b"[" * 40_000 + b"]" * 40_000, -32700, "the body is nested more than 100 levels"),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]', -32600, "a JSON-RPC batch"),
+        (b"42", -32600, "not a JSON-RPC message (not an object)"),
+        (b'{"id":1,"method":"initialize"}', -32600, 'no "jsonrpc": "2.0"'),
+    ],
+    ids=["not JSON", "invalid UTF-8", "nested 40,000 deep", "a batch", "a number", "no jsonrpc"],
+)
+def test_a_body_that_is_no_message_is_told_so_before_any_session_question(
+    guarded: GatewayProcess, body: bytes, code: int, said: str
+) -> None:
+    with httpx2.Client(timeout=60) as client:
+        refused = client.post(guarded.url, content=body, headers={**ACCEPT, **BEARER})
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["code"] == code and said in error["message"], error
+    assert "Mcp-Session-Id" not in error["message"]
+
+
+def test_a_body_that_is_no_message_in_a_session_is_told_so_and_the_session_goes_on(
+    guarded: GatewayProcess,
+) -> None:
+    with httpx2.Client(timeout=60) as client:
+        _, session_id = raw_initialize(client, guarded.url, BEARER)
+        assert session_id
+        headers = {**ACCEPT, **BEARER, "mcp-session-id": session_id}
+        batch = b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]'
+        for body, code in ((b"{nope", -32700), (batch, -32600), (b"42", -32600)):
+            refused = client.post(guarded.url, content=body, headers=headers)
+            assert refused.status_code == 400
+            error = refused.json()["error"]
+            assert error["code"] == code and "Validation error" not in error["message"], error
+        ping = client.post(guarded.url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                           headers=headers)  # fmt: skip
+        assert ping.status_code == 200 and sse_messages(ping.text)[0]["result"] == {}
+        client.delete(guarded.url, headers={**BEARER, "mcp-session-id": session_id})
+
+
 async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess) -> None:
     async with (
         connected(guarded.url, {**BEARER, **TEXT_MODEL}) as alice,

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from ..proxy._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, encode
+from ..proxy._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, TOO_DEEP, encode, parse
 from ..proxy._relay import log
 from ..sanitize._line import untrusted_line
 from ._gateway import Gateway
@@ -103,6 +103,11 @@ class GatewayApp:
                 return await self._refuse("too_large", 413, text)(scope, receive, send)
             receive = _replayed(body, receive)
             message = _peek(body)
+            malformed = _malformed(body)
+            if malformed is not None:  # before the session question: say what is wrong first
+                code, text = malformed
+                refused = self._refuse("bad_request", 400, text, message, code=code)
+                return await refused(scope, receive, send)
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return await self._opening(scope, receive, send, request, message)
@@ -340,6 +345,23 @@ def _peek(body: bytes) -> Any:
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def _malformed(body: bytes) -> tuple[int, str] | None:
+    """Why a POST body is not one JSON-RPC message (its error code and a sentence), or None.
+    Asked before anything else about the POST, so a client without a session hears what is
+    wrong with its body rather than only that it lacks a session id, and one with a session
+    hears the same words (not the transport's validation dump); the session goes on."""
+    messages = parse(body)
+    problem = messages[0].problem if len(messages) == 1 and messages[0].kind == "invalid" else ""
+    if problem.startswith("not JSON") or problem == TOO_DEEP:
+        return PARSE_ERROR, f"the body is {untrusted_line(problem, 200)}"
+    if body.lstrip()[:1] == b"[":
+        return INVALID_REQUEST, (
+            "the body is a JSON-RPC batch (an array); MCP takes one message per POST since "
+            "protocol version 2025-06-18"
+        )
+    return (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}") if problem else None
 
 
 def _is_request(message: Any) -> bool:
