@@ -6,6 +6,8 @@ reach a `--url` server, and the token is never written anywhere."""
 
 from __future__ import annotations
 
+import re
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,3 +229,48 @@ def test_a_session_id_with_another_clients_credentials_is_refused(
     forwarded = [h for h in seen.seen if "x-user-key" in h]
     assert forwarded and all(h["x-user-key"] == "alice-key" for h in forwarded)
     assert not any("x-other" in h or "authorization" in h for h in seen.seen)
+
+
+def test_a_slow_request_head_or_body_is_cut_off_and_others_go_on(tmp_path: Path) -> None:
+    """Slowloris: connections that never finish their request's head would each hold a file
+    descriptor, before any token is checked, until the gateway could accept no one."""
+    argv = gateway_argv(
+        ["--listen", "127.0.0.1:0", "--read-timeout", "1", "--token-env", "VG_TEST_TOKEN"],
+        server_command(),
+    )
+    with running(argv, tmp_path, env={"VG_TEST_TOKEN": TOKEN}) as gateway:
+        port = int(gateway.base.rsplit(":", 1)[1])
+        heads = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(50)]
+        for head in heads:
+            head.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
+        with httpx2.Client(timeout=60) as client:
+            assert client.get(f"{gateway.base}/healthz").status_code == 200  # meanwhile
+            assert all(head.recv(1) == b"" for head in heads)  # closed, unanswered
+            body = socket.create_connection(("127.0.0.1", port), timeout=10)
+            body.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                + TOKEN.encode()
+                + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            answer = _http_answer(body)
+            assert answer.startswith("HTTP/1.1 408"), answer
+            assert "did not arrive within 1 s (--read-timeout)" in answer
+            opened, session_id = raw_initialize(client, gateway.url, BEARER)  # others go on
+            assert opened.status_code == 200 and session_id
+            metrics = client.get(f"{gateway.base}/metrics", headers=BEARER).text
+        assert 'visiongate_http_refused_total{reason="slow_head"} 50.0' in metrics
+        assert 'visiongate_http_refused_total{reason="slow_body"} 1.0' in metrics
+        for connection in (*heads, body):
+            connection.close()
+
+
+def _http_answer(connection: socket.socket) -> str:
+    """One HTTP/1.1 answer read whole from a raw socket: its head and `Content-Length` bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += connection.recv(65536) or b"\r\n\r\n"
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += connection.recv(65536)
+    return (head + b"\r\n\r\n" + body).decode()

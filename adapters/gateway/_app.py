@@ -12,9 +12,10 @@ A request refused here gets an HTTP status that says what and a JSON-RPC error t
 (with the request's id when it had one): 400 a malformed or misplaced request, 401 no valid
 token, 403 a foreign Origin, 404 no such session (it ended, idled out, belongs to another
 client or lived on a replica that is gone: initialize again, as the specification asks), 405,
-413 a body over `--max-request-bytes`, 421 a foreign Host, 429 more requests in flight in the
-session than `--session-concurrency`, 503 `--max-sessions` reached or the gateway draining
-(both with `Retry-After`).
+408 a body slower than `--read-timeout`, 413 a body over `--max-request-bytes`, 421 a foreign
+Host, 429 more requests in flight in the session than `--session-concurrency`, 503
+`--max-sessions` reached or the gateway draining (both with `Retry-After`). A connection
+whose request head is slower than `--read-timeout` is closed unanswered (`_http`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+import anyio
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
@@ -96,7 +98,12 @@ class GatewayApp:
         body: bytes | None = None
         message: Any = None
         if method == "POST":
-            body = await _read_body(receive, self.gateway.options.max_request_bytes)
+            seconds = self.gateway.options.read_timeout
+            with anyio.move_on_after(seconds) as reading:
+                body = await _read_body(receive, self.gateway.options.max_request_bytes)
+            if reading.cancelled_caught:
+                text = f"the request body did not arrive within {seconds:g} s (--read-timeout)"
+                return await self._refuse("slow_body", 408, text)(scope, receive, send)
             if body is None:
                 limit = self.gateway.options.max_request_bytes
                 text = f"the request body is over the gateway's limit of {limit} bytes"

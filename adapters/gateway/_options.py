@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_PATH",
+    "DEFAULT_READ_TIMEOUT_S",
     "DEFAULT_SESSION_CONCURRENCY",
     "MODEL_HEADER",
     "PROVIDER_HEADER",
@@ -37,6 +38,9 @@ DEFAULT_IDLE_TIMEOUT_S: Final = 1800.0
 """The SDK's own default: a session with no request in flight (and no GET stream open) for
 30 minutes ends, and its server with it."""
 DEFAULT_SESSION_CONCURRENCY: Final = 16
+DEFAULT_READ_TIMEOUT_S: Final = 30.0
+"""How long a request's head, and then its body, may take to arrive (nginx gives each 60 s;
+a client on loopback or a LAN sends an MCP message in milliseconds)."""
 DEFAULT_DRAIN_S: Final = 30.0
 DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
 """The longest request body read from a client (the SDK's own default)."""
@@ -67,6 +71,8 @@ class GatewayOptions:
     session_concurrency: int = DEFAULT_SESSION_CONCURRENCY
     drain_timeout: float = DEFAULT_DRAIN_S
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
+    """Seconds for a request's head, and for its body, to arrive."""
     replica: str | None = None
     """This replica's name, the prefix of its session ids, for a load balancer's affinity."""
 

@@ -27,6 +27,7 @@ from visiongate.engine import Gate
 from ..proxy._relay import log
 from ._app import GatewayApp
 from ._gateway import Gateway
+from ._http import head_deadlined
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
 
@@ -62,6 +63,7 @@ async def serve_gateway(
     gateway = Gateway(gate, options, metrics)
     config = uvicorn.Config(
         GatewayApp(gateway),
+        http=head_deadlined(options.read_timeout, metrics.refused.labels("slow_head").inc),
         lifespan="off",
         ws="none",
         log_level="warning",

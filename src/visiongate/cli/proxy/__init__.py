@@ -163,6 +163,12 @@ def _add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="largest request body from a client (default 4194304)",
     )
+    group.add_argument(
+        "--read-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="a request's head, then its body, must arrive within this long (default 30)",
+    )
 
 
 def _positive(text: str) -> int:

@@ -55,6 +55,7 @@ _FLAGS: Final = (
     "drain_timeout",
     "replica_id",
     "max_request_bytes",
+    "read_timeout",
 )
 
 
@@ -187,6 +188,7 @@ def _gateway_options(
         session_concurrency=args.session_concurrency or defaults.DEFAULT_SESSION_CONCURRENCY,
         drain_timeout=args.drain_timeout or defaults.DEFAULT_DRAIN_S,
         max_request_bytes=args.max_request_bytes or defaults.DEFAULT_MAX_REQUEST_BYTES,
+        read_timeout=args.read_timeout or defaults.DEFAULT_READ_TIMEOUT_S,
         replica=args.replica_id or os.environ.get("VISIONGATE_REPLICA_ID") or None,
     )
     return gate, options
