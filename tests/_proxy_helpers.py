@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NPM_DIR = ROOT / "tests" / "npm"
 EVERYTHING = NPM_DIR / "node_modules" / ".bin" / "mcp-server-everything"
 FILESYSTEM = NPM_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
+PLAYWRIGHT = NPM_DIR / "node_modules" / ".bin" / "playwright-mcp"
 HOSTILE = str(Path(__file__).parent / "_hostile_proxy.py")
 VISION = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
 TEXT_ONLY = ["--provider", "deepseek", "--model", "deepseek-chat"]
@@ -52,6 +53,16 @@ def filesystem_command(*roots: Path) -> list[str]:
     """The reference server `@modelcontextprotocol/server-filesystem` (pinned in tests/npm)
     serving `roots`."""
     return [str(_npm_server(FILESYSTEM)), *(str(root) for root in roots)]
+
+
+def playwright_command(chromium: str, output: Path) -> list[str]:
+    """Microsoft's `@playwright/mcp` (pinned in tests/npm), a browser tool most coding agents
+    run, on Debian's Chromium (Playwright's own browser download cannot run here), headless
+    and in a fresh profile, writing its files under `output`, never into the checkout."""
+    return [
+        str(_npm_server(PLAYWRIGHT)), "--headless", "--isolated", "--no-sandbox",
+        "--executable-path", chromium, "--output-dir", str(output),
+    ]  # fmt: skip
 
 
 def _npm_server(binary: Path) -> Path:
