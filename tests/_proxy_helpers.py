@@ -207,11 +207,19 @@ class SeenHeaders:
 def example_over_http() -> Iterator[tuple[str, SeenHeaders]]:
     """The example server over Streamable HTTP (the SDK's own app under uvicorn, in a thread):
     its URL, and the headers it was sent."""
-    import uvicorn
     from _hostile_mcp import build_server  # the example server and the tests' hostile tools
 
-    port = free_port()
     app = SeenHeaders(build_server().streamable_http_app())
+    with served_over_http(app) as url:
+        yield url, app
+
+
+@contextmanager
+def served_over_http(app: Any) -> Iterator[str]:
+    """An ASGI app under uvicorn on a loopback port, in a thread; the URL of its `/mcp`."""
+    import uvicorn
+
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -219,7 +227,7 @@ def example_over_http() -> Iterator[tuple[str, SeenHeaders]]:
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}/mcp", app
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -5,10 +5,13 @@ proxy's stdio (issue 19)."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _proxy_helpers import (
@@ -19,9 +22,11 @@ from _proxy_helpers import (
     free_port,
     proxied,
     read_trace,
+    served_over_http,
     wait_for_port,
 )
-from mcp.types import ImageContent, TextContent
+from mcp.types import CallToolResult, ImageContent, TextContent
+from PIL import Image
 
 from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
 from visiongate.adapters.proxy._relay import UPSTREAM_GONE
@@ -126,3 +131,60 @@ async def test_an_http_server_that_is_not_there_is_an_error_answer_not_a_traceba
     assert answer["error"]["code"] == UPSTREAM_CLOSED
     assert await asyncio.wait_for(client.process.wait(), 30) == UPSTREAM_GONE
     assert "Traceback" not in (tmp_path / "proxy.log").read_text()
+
+
+def _big_image_server() -> Any:
+    """A server whose one tool answers a 3 MB PNG, over 1 MiB as an SSE event: the SDK
+    client's default limit for one event, which failed every full-page screenshot."""
+    from mcp.server.mcpserver import MCPServer
+
+    noise = Image.effect_noise((1000, 1000), 90).convert("RGB")
+    buffer = io.BytesIO()
+    noise.save(buffer, "PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    server = MCPServer("big-images")
+
+    @server.tool()
+    def big() -> CallToolResult:
+        image = ImageContent(type="image", data=data, mime_type="image/png")
+        return CallToolResult(content=[image])
+
+    return server
+
+
+async def test_a_result_over_a_mebibyte_arrives_over_http(tmp_path: Path) -> None:
+    with served_over_http(_big_image_server().streamable_http_app()) as url:
+        argv = [sys.executable, "-m", "visiongate", "proxy", *VISION, "--url", url]
+        async with proxied(argv, tmp_path) as session:
+            result = await session.call_tool("big", {})
+    assert not result.is_error, result
+    (image,) = [block for block in result.content if isinstance(block, ImageContent)]
+    assert Image.open(io.BytesIO(base64.b64decode(image.data))).size[0] > 0
+    assert "exceeded" not in (tmp_path / "proxy.log").read_text()
+
+
+async def _refusing(scope: Any, receive: Any, send: Any) -> None:
+    """A server that refuses every request as Playwright's MCP server refuses a foreign Host."""
+    if scope["type"] != "http":
+        return
+    body = b"Access is only allowed at localhost:8931"
+    headers = [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 403, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def test_an_http_refusal_is_named_with_its_status_and_words(tmp_path: Path) -> None:
+    with served_over_http(_refusing) as url:
+        argv = [sys.executable, "-m", "visiongate", "proxy", *VISION, "--url", url]
+        client = await RawClient.start(argv, tmp_path)
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        answer = await client.request("initialize", params)
+        await client.close()
+    said = "HTTP 403 to POST: Access is only allowed at localhost:8931"
+    assert said in answer["error"]["message"], answer  # the SDK alone: "Server returned an error"
+    log = (tmp_path / "proxy.log").read_text()
+    assert f"the MCP server `{url}` answered {said}" in log and "Traceback" not in log

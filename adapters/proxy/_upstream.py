@@ -18,10 +18,11 @@ messages back as JSON. The SDK is imported only for `--url`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TextIO
+from typing import Any, Final, Protocol, TextIO
 
 import anyio
 import anyio.abc
@@ -35,6 +36,12 @@ from ..sanitize._line import untrusted_line
 from ._idscan import TopLevelId, top_level_id
 
 __all__ = ["Unstarted", "Upstream", "UpstreamClosed", "http_upstream", "stdio_upstream"]
+
+_SDK_STAND_IN: Final = "Server returned an error response"
+"""What the SDK's Streamable HTTP client answers for an HTTP refusal without a JSON-RPC body."""
+_REFUSAL_BYTES: Final = 4096
+"""How much of a refusal's body is read to say what it was."""
+_SSE_FRAMING_BYTES: Final = 64 * 1024
 
 
 class UpstreamClosed(VisiongateError, ConnectionError):
@@ -147,11 +154,33 @@ class HttpUpstream:
         self.done = anyio.Event()
         """Set when this side is finished with the server: the transport then closes."""
         self._failure = ""
+        self._refusal = ""
+        """The last HTTP refusal the SDK would report only generically (`on_response`)."""
         self.ended = anyio.Event()
         """Set when the transport task is over (its failure, if any, is known by then)."""
 
     def attach(self, read: Any, write: Any) -> None:
         self._read, self._write = read, write
+
+    async def on_response(self, response: Any) -> None:
+        """The HTTP client's response hook: a refusal the SDK reports only as "Server returned
+        an error response" (any status over 400 whose body is not JSON-RPC) is said here, with
+        its status and the start of its body, and named in the error the client gets."""
+        if response.status_code < 400 or response.status_code == 404:
+            return  # 404 the SDK names itself (no such method, or the session ended)
+        if response.headers.get("content-type", "").lower().startswith("application/json"):
+            return  # the SDK reads that body and relays the server's own JSON-RPC error
+        said = b""
+        with contextlib.suppress(Exception):  # the status alone says enough
+            async for chunk in response.aiter_bytes():
+                said += chunk
+                if len(said) >= _REFUSAL_BYTES:
+                    break
+        text = untrusted_line(said[:_REFUSAL_BYTES].decode("utf-8", "replace"), 200)
+        method = getattr(response.request, "method", "a request")
+        self._refusal = f"HTTP {response.status_code} to {method}" + (f": {text}" if text else "")
+        said_here = f"the MCP server `{self.label}` answered {self._refusal}"
+        print(f"visiongate proxy: {said_here}", file=sys.stderr)
 
     def fail(self, error: BaseException) -> None:
         reason = untrusted_line(_first_cause(error), 300)
@@ -185,10 +214,19 @@ class HttpUpstream:
                         f"visiongate proxy: the MCP server `{self.label}`: {text}", file=sys.stderr
                     )
                     continue
-                line = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                message = self._named(item.message)
+                line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
                 yield line if len(line) <= self._limit else Oversized(len(line), top_level_id(line))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def _named(self, message: Any) -> Any:
+        """The SDK's stand-in error for an HTTP refusal, with the refusal it stands in for."""
+        error = getattr(message, "error", None)
+        if error is not None and self._refusal and error.message == _SDK_STAND_IN:
+            named = error.model_copy(update={"message": f"{_SDK_STAND_IN} ({self._refusal})"})
+            return message.model_copy(update={"error": named})
+        return message
 
     async def gone(self) -> str:
         with anyio.move_on_after(2):  # the SDK closes our streams before its error reaches us
@@ -218,7 +256,12 @@ async def http_upstream(
         started = False
         try:
             client = create_mcp_http_client(headers=dict(headers))
-            async with client, streamable_http_client(url, http_client=client) as (read, write):
+            client.event_hooks["response"].append(upstream.on_response)
+            # An SSE event carries one message: as large as `--max-message-bytes` allows (the
+            # SDK's own default, 1 MiB, fails a full-page screenshot), plus the event's framing.
+            events = max_message_bytes + _SSE_FRAMING_BYTES
+            opened = streamable_http_client(url, http_client=client, max_sse_event_size=events)
+            async with client, opened as (read, write):
                 upstream.attach(read, write)
                 task_status.started()
                 started = True
