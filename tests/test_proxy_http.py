@@ -177,12 +177,7 @@ async def test_an_http_refusal_is_named_with_its_status_and_words(tmp_path: Path
     with served_over_http(_refusing) as url:
         argv = [sys.executable, "-m", "visiongate", "proxy", *VISION, "--url", url]
         client = await RawClient.start(argv, tmp_path)
-        params = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        }
-        answer = await client.request("initialize", params)
+        answer = await client.initialize()
         await client.close()
     said = "HTTP 403 to POST: Access is only allowed at localhost:8931"
     assert said in answer["error"]["message"], answer  # the SDK alone: "Server returned an error"
