@@ -193,7 +193,7 @@ class ModelCatalog:
             if folded not in listed and (
                 # `_only_itself`, its answer for an id without a colon spelled out: most are
                 (":" not in model and not folded.endswith(CLOUD_SUFFIXES))
-                or self._only_itself(model, folded)
+                or self._only_itself(folded)
             ):
                 answer = None  # unlisted, and no suffix to strip: it has no candidate
                 continue
@@ -239,7 +239,7 @@ class ModelCatalog:
         cannot match, and a model nobody lists has none."""
         listed = self._global_folded
         folded = model.lower()
-        if self._only_itself(model, folded):  # nearly every id
+        if self._only_itself(folded):  # nearly every id
             return ((model, "exact id"),) if folded in listed else ()
         found = [(model, "exact id")] if folded in listed else []
         for suffix in CLOUD_SUFFIXES:
@@ -259,17 +259,13 @@ class ModelCatalog:
             )
         return tuple(found)
 
-    def _only_itself(self, model: str, folded: str) -> bool:
-        """Whether an id is its only candidate: it has no cloud suffix, and no variant suffix
-        whose base model some section lists."""
+    def _only_itself(self, folded: str) -> bool:
+        """Whether an id (lower-cased) is its only candidate: it has no cloud suffix, and no
+        variant suffix whose base model some section lists."""
         if folded.endswith(CLOUD_SUFFIXES):
             return False
-        if ":" not in model:
-            return True
-        base, _, suffix = model.rpartition(":")
-        return not (
-            base and suffix.lower() in self.variants and base.lower() in self._global_folded
-        )
+        base, colon, suffix = folded.rpartition(":")  # ("", "", id) without a colon
+        return not (colon and base and suffix in self.variants and base in self._global_folded)
 
     def _in_section(self, provider: str, candidates: Candidates) -> CatalogAnswer | None:
         for candidate, how in candidates:
