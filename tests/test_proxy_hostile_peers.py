@@ -253,7 +253,7 @@ async def test_ctrl_c_at_any_moment_ends_with_one_line_and_no_server(
     await client.send({"jsonrpc": "2.0", "id": SLOW_ID, "method": "tools/call", "params": slow})
     await asyncio.sleep(after)
     client.process.send_signal(signal.SIGINT)
-    code = await asyncio.wait_for(client.process.wait(), 30)
+    code = await _ended(client.process, tmp_path / "proxy.log")
     if died_starting(code, pid_file, tmp_path / "proxy.log"):
         return
     assert code == 130
@@ -288,7 +288,12 @@ async def test_ctrl_c_during_mcp_call_ends_with_one_line_and_no_server(
     )
     await asyncio.sleep(after)
     process.send_signal(signal.SIGINT)
-    _, err = await asyncio.wait_for(process.communicate(), 30)
+    try:
+        _, err = await asyncio.wait_for(process.communicate(), 30)
+    except TimeoutError:
+        process.kill()
+        _, err = await process.communicate()
+        pytest.fail(f"`mcp call` ran on 30 s after SIGINT at {after} s:\n{err.decode()}")
     (tmp_path / "mcp.log").write_bytes(err)
     if died_starting(process.returncode, pids, tmp_path / "mcp.log"):
         return
@@ -303,3 +308,13 @@ async def test_ctrl_c_during_mcp_call_ends_with_one_line_and_no_server(
     ), said
     if pids.exists() and pids.read_text().strip():
         assert all_gone([int(word) for word in pids.read_text().split()])
+
+
+async def _ended(process: asyncio.subprocess.Process, log: Path) -> int:
+    """The exit code, or a failure that shows the log: a signal the proxy lost, not a timeout."""
+    try:
+        return await asyncio.wait_for(process.wait(), 30)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        pytest.fail(f"the proxy ran on 30 s after SIGINT:\n{log.read_text(errors='replace')}")

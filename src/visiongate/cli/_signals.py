@@ -42,6 +42,21 @@ _RECEIVED: list[int] = []
 """Signals that arrived while `defer_signals` held them (the command was still loading)."""
 
 
+class _Signalled(KeyboardInterrupt):
+    """What `signals_raise`'s handler raises where the main thread is: a KeyboardInterrupt,
+    which the `except Exception:` of a library (or of our own fallbacks) lets through and
+    asyncio's callbacks re-raise, where an `Exception` would be swallowed and the signal
+    lost. `signals_raise` turns it into `Interrupted` at its edge."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signum)
+
+
+def _note(signum: int, frame: Any) -> None:
+    _RECEIVED.append(signum)
+
+
 def defer_signals() -> None:
     """From now on, note SIGINT and SIGTERM instead of acting on them, until `signals_raise`
     or `run_until_signal` takes over and acts on what was noted. For the commands that start
@@ -50,7 +65,7 @@ def defer_signals() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in _SIGNALS:
-        signal.signal(signum, lambda received, frame: _RECEIVED.append(received))
+        signal.signal(signum, _note)
 
 
 def _raise_noted() -> None:
@@ -69,24 +84,39 @@ def signals_raise() -> Iterator[None]:
         return
 
     def raise_it(signum: int, frame: Any) -> None:
-        raise Interrupted(signum)
+        raise _Signalled(signum)
 
     previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
     try:
         _raise_noted()
         yield
-    except KeyboardInterrupt:  # a Ctrl-C that arrived before the handler was in place
-        raise Interrupted(signal.SIGINT) from None
+    except KeyboardInterrupt as stopped:  # ours, or a Ctrl-C before the handler was in place
+        raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
 
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
-    """`asyncio.run(work())`, raising `Interrupted` once SIGINT or SIGTERM stopped it."""
+    """`asyncio.run(work())`, raising `Interrupted` once SIGINT or SIGTERM stopped it.
+
+    While the loop starts and stops, around the moments its own handlers are in place, a
+    signal is noted rather than raised (an exception raised inside the loop's machinery can
+    be lost): the loop acts on one noted before its handlers, and one noted after them is
+    raised once the loop is gone."""
     import asyncio
 
-    return asyncio.run(_guarded(work))
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(_guarded(work))
+    previous = {signum: signal.signal(signum, _note) for signum in _SIGNALS}
+    try:
+        result = asyncio.run(_guarded(work))
+    finally:
+        for signum, handler in previous.items():
+            if callable(handler) or handler in (signal.SIG_IGN, signal.SIG_DFL):
+                signal.signal(signum, handler)
+    _raise_noted()
+    return result
 
 
 async def _guarded(work: Callable[[], Awaitable[T]]) -> T:

@@ -1,0 +1,70 @@
+"""The command line's signal handling, in this process: a SIGINT or SIGTERM during a
+command's synchronous part is never swallowed by an `except Exception:` on its way out, and
+one that comes while the event loop starts or stops is acted on, not lost."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from visiongate.cli._signals import Interrupted, run_until_signal, signals_raise
+
+
+def _swallowing(signum: int) -> None:
+    """Code with a broad fallback, as libraries and our own loaders have, hit by a signal."""
+    try:
+        os.kill(os.getpid(), signum)
+        signal.sigtimedwait([], 0)  # let the handler run here, inside the `try`
+        for _ in range(1000):
+            pass
+    except Exception:
+        pass
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_in_the_synchronous_part_passes_every_except_exception(signum: int) -> None:
+    before = signal.getsignal(signum)
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        _swallowing(signum)
+    assert stopped.value.exit_code == 128 + signum
+    assert signal.getsignal(signum) is before  # handlers put back
+
+
+def test_a_signal_while_the_loop_starts_is_acted_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def work() -> str:
+        await asyncio.sleep(5)
+        return "ran on"
+
+    # Sent while `asyncio.run` makes its loop, before the loop's own handlers are in place:
+    # noted, then acted on by the loop as soon as they are.
+    new_event_loop = asyncio.events.new_event_loop
+
+    def new_loop() -> asyncio.AbstractEventLoop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return new_event_loop()
+
+    monkeypatch.setattr(asyncio.events, "new_event_loop", new_loop)
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        run_until_signal(work)
+    assert stopped.value.exit_code == 128 + signal.SIGTERM
+
+
+def test_a_signal_after_the_loop_is_raised_once_it_is_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def work() -> str:
+        return "done"
+
+    close = asyncio.BaseEventLoop.close
+
+    def closing(self: asyncio.BaseEventLoop) -> None:
+        close(self)
+        os.kill(os.getpid(), signal.SIGINT)  # the loop's handlers are gone by now
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "close", closing)
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        run_until_signal(work)
+    assert stopped.value.exit_code == 130
