@@ -25,12 +25,18 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import anyio
-import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from ..proxy._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, TOO_DEEP, encode, parse
+from ..proxy._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    TOO_DEEP,
+    encode,
+    parse_value,
+)
 from ..proxy._relay import log
 from ..sanitize._line import untrusted_line
 from ._gateway import Gateway
@@ -109,8 +115,7 @@ class GatewayApp:
                 text = f"the request body is over the gateway's limit of {limit} bytes"
                 return await self._refuse("too_large", 413, text)(scope, receive, send)
             receive = _replayed(body, receive)
-            message = _peek(body)
-            malformed = _malformed(body)
+            message, malformed = _read_message(body)
             if malformed is not None:  # before the session question: say what is wrong first
                 code, text = malformed
                 refused = self._refuse("bad_request", 400, text, message, code=code)
@@ -345,30 +350,29 @@ def _replayed(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def _peek(body: bytes) -> Any:
-    """The POST's JSON-RPC message, for its kind and id (the transport parses it again)."""
-    try:
-        value = msgspec.json.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+def _read_message(body: bytes) -> tuple[Any, tuple[int, str] | None]:
+    """A POST body, decoded once: its JSON-RPC message as a dict, for its kind and id (None
+    when it is no object; the transport parses it again), and why it is not one JSON-RPC
+    message (an error code and a sentence), or None.
 
-
-def _malformed(body: bytes) -> tuple[int, str] | None:
-    """Why a POST body is not one JSON-RPC message (its error code and a sentence), or None.
-    Asked before anything else about the POST, so a client without a session hears what is
-    wrong with its body rather than only that it lacks a session id, and one with a session
-    hears the same words (not the transport's validation dump); the session goes on."""
-    messages = parse(body)
+    The second is asked before anything else about the POST, so a client without a session
+    hears what is wrong with its body rather than only that it lacks a session id, and one
+    with a session hears the same words (not the transport's validation dump); the session
+    goes on."""
+    value, messages = parse_value(body)
+    message = value if isinstance(value, dict) else None
     problem = messages[0].problem if len(messages) == 1 and messages[0].kind == "invalid" else ""
     if problem.startswith("not JSON") or problem == TOO_DEEP:
-        return PARSE_ERROR, f"the body is {untrusted_line(problem, 200)}"
-    if body.lstrip()[:1] == b"[":
-        return INVALID_REQUEST, (
+        return message, (PARSE_ERROR, f"the body is {untrusted_line(problem, 200)}")
+    if isinstance(value, list):
+        return message, (
+            INVALID_REQUEST,
             "the body is a JSON-RPC batch (an array); MCP takes one message per POST since "
-            "protocol version 2025-06-18"
+            "protocol version 2025-06-18",
         )
-    return (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}") if problem else None
+    if problem:
+        return message, (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}")
+    return message, None
 
 
 def _is_request(message: Any) -> bool:

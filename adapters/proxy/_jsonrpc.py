@@ -29,6 +29,7 @@ __all__ = [
     "MAX_DEPTH",
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
+    "TOO_DEEP",
     "UPSTREAM_CLOSED",
     "IdKey",
     "Message",
@@ -37,6 +38,7 @@ __all__ = [
     "id_key",
     "notification",
     "parse",
+    "parse_value",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -102,17 +104,23 @@ class Message:
 def parse(raw: bytes) -> list[Message]:
     """The messages of one line: one, several for a batch (each handled on its own), or one
     `invalid` message saying why (with the body, when it was JSON)."""
+    return parse_value(raw)[1]
+
+
+def parse_value(raw: bytes) -> tuple[Any, list[Message]]:
+    """`parse`, with the JSON value it decoded (None when `raw` is not JSON, or too deep to
+    decode): for a caller that reads the value too, so `raw` is decoded once."""
     try:
         value = _DECODER.decode(raw)
     except (msgspec.DecodeError, UnicodeDecodeError) as error:
-        return [_unparsed(raw, f"not JSON ({error})")]
+        return None, [_unparsed(raw, f"not JSON ({error})")]
     except RecursionError:
-        return [_unparsed(raw, TOO_DEEP)]
+        return None, [_unparsed(raw, TOO_DEEP)]
     if _deeper_than(raw, value, MAX_DEPTH):
-        return [_unparsed(raw, TOO_DEEP)]
+        return value, [_unparsed(raw, TOO_DEEP)]
     if isinstance(value, list) and value:
-        return [_classify(encode(item), item) for item in value]
-    return [_classify(raw, value)]
+        return value, [_classify(encode(item), item) for item in value]
+    return value, [_classify(raw, value)]
 
 
 TOO_DEEP: Final = f"nested more than {MAX_DEPTH} levels deep"
