@@ -9,8 +9,8 @@ response; otherwise it is closed. The body's own deadline is the application's
 (`_app._read_body`), which answers 408.
 
 This subclasses `uvicorn.protocols.http.h11_impl.H11Protocol` and uses its `conn` (the h11
-connection), `loop` and `transport`; `tests/test_gateway_units.py` and the gateway's own
-tests run it on the uvicorn the `gateway` extra pins.
+connection), `loop` and `transport`; `tests/test_gateway_security.py` runs it (slow heads
+and bodies) on the uvicorn the `gateway` extra pins, as every gateway test does.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -112,9 +112,7 @@ def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
     try:
         result = asyncio.run(_guarded(work))
     finally:
-        for signum, handler in previous.items():
-            if callable(handler) or handler in (signal.SIG_IGN, signal.SIG_DFL):
-                signal.signal(signum, handler)
+        _restore(previous.items())
     _raise_noted()
     return result
 
@@ -140,11 +138,17 @@ async def _guarded(work: Callable[[], Awaitable[T]]) -> T:
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
-                # asyncio leaves the default disposition behind; put back what was there
-                # (`signals_raise`'s handler), so a signal after the loop is still caught.
-                if callable(saved[signum]) or saved[signum] in (signal.SIG_IGN, signal.SIG_DFL):
-                    signal.signal(signum, saved[signum])
+            # asyncio leaves the default disposition behind; put back what was there
+            # (`run_until_signal`'s noting handler), so a signal after the loop is still caught.
+            _restore((signum, saved[signum]) for signum in installed)
     raise Interrupted(received[0] if received else signal.SIGINT)
+
+
+def _restore(handlers: Iterable[tuple[int, Any]]) -> None:
+    """Put these Python-level handlers back (one that is not Python's, `None`, is left)."""
+    for signum, handler in handlers:
+        if callable(handler) or handler in (signal.SIG_IGN, signal.SIG_DFL):
+            signal.signal(signum, handler)
 
 
 def _install(loop: asyncio.AbstractEventLoop, stop: Callable[[int], None]) -> list[int]:
