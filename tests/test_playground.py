@@ -1,0 +1,225 @@
+"""`visiongate playground`'s server against what a hostile page or peer sends: every refusal is
+clear, and the playground keeps answering the page afterwards.
+
+The server runs in this process on a free loopback port, with its real worker process; the
+requests are real HTTP (`http.client`). The page itself is driven in a browser by
+`test_playground_browser.py`.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from visiongate.engine._load import bundled_policy_text
+from visiongate.playground import Playground, bind, open_playground
+from visiongate.playground._server import MAX_BODY_BYTES, TOKEN_HEADER
+
+pytestmark = pytest.mark.slow  # a worker process per module, and policies of many rules
+
+ROOT = Path(__file__).parent.parent
+DEFAULT = bundled_policy_text("default")
+
+
+@dataclass
+class Served:
+    playground: Playground
+    port: int
+    policy: Path
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    def post(self, action: str, document: dict[str, str], **headers: str) -> tuple[int, Any]:
+        sent = {TOKEN_HEADER: self.playground.token, "Content-Type": "application/json"}
+        sent |= {name.replace("_", "-"): value for name, value in headers.items()}
+        status, data = self.request("POST", f"/api/{action}", json.dumps(document).encode(), sent)
+        return status, json.loads(data)
+
+
+def serve(policy: Path) -> Iterator[Served]:
+    playground = open_playground(str(policy), None)
+    server = bind(playground, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Served(playground, server.server_address[1], policy)
+    finally:
+        server.shutdown()
+        server.server_close()
+        playground.worker.close()
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("playground")
+    for name in ("default.yaml", "default.test.yaml"):
+        shutil.copy(ROOT / "policies" / name, folder / name)
+    yield from serve(folder / "default.yaml")
+
+
+def test_the_default_policy_lints_clean_and_lays_out_54_cells(served: Served) -> None:
+    status, answer = served.post("analyze", {"policy": DEFAULT})
+    assert status == 200
+    assert answer["lint"]["diagnostics"] == []
+    assert len(answer["cells"]) == 54
+    assert {c["change"] for c in answer["cells"]} == {""}  # as loaded: nothing changed
+
+
+def test_a_huge_body_is_refused_unread(served: Served) -> None:
+    headers = {TOKEN_HEADER: served.playground.token, "Content-Length": str(MAX_BODY_BYTES + 1)}
+    status, data = served.request("POST", "/api/analyze", b"", headers)
+    assert status == 413
+    assert "more than the" in json.loads(data)["error"]
+    assert served.post("analyze", {"policy": DEFAULT})[0] == 200
+
+
+def test_a_body_within_the_bound_but_past_the_loader_limit_is_a_located_finding(
+    served: Served,
+) -> None:
+    big = DEFAULT + "# " + "x" * (3 * 1024 * 1024) + "\n"
+    status, answer = served.post("analyze", {"policy": big})
+    assert status == 200
+    assert answer["compiled"] is True or answer["lint"]["diagnostics"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "code"),
+    [
+        ("deep", "rules: " + "[" * 20000 + "]" * 20000 + "\n", "yaml-too-deep"),
+        (
+            "alias bomb",
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n"
+                for i in range(8)
+            ),
+            "yaml-alias-budget",
+        ),
+    ],
+)
+def test_hostile_yaml_gets_a_located_diagnostic(
+    served: Served, name: str, text: str, code: str
+) -> None:
+    status, answer = served.post("analyze", {"policy": text})
+    assert status == 200, name
+    codes = {d["code"] for d in answer["lint"]["diagnostics"]}
+    assert codes, name
+    assert all(d["line"] >= 1 for d in answer["lint"]["diagnostics"])
+    assert answer["compiled"] is False
+    assert served.post("analyze", {"policy": DEFAULT})[0] == 200
+
+
+def test_a_wrong_or_missing_token_is_refused(served: Served) -> None:
+    status, answer = served.post("analyze", {"policy": DEFAULT}, X_Playground_Token="nope")
+    assert (status, answer["error"]) == (403, answer["error"])
+    assert "token" in answer["error"]
+    status, _ = served.request("POST", "/api/analyze", b"{}", {"Content-Length": "2"})
+    assert status == 403
+    status, page = served.request("GET", "/")
+    assert status == 403 and b"token" in page
+    status, page = served.request("GET", f"/?token={served.playground.token}")
+    assert status == 200 and b"<title>visiongate playground</title>" in page
+
+
+def test_a_foreign_origin_and_a_foreign_host_are_refused(served: Served) -> None:
+    status, answer = served.post("analyze", {"policy": DEFAULT}, Origin="http://evil.example")
+    assert status == 403 and "Origin `http://evil.example`" in answer["error"]
+    status, answer = served.post("analyze", {"policy": DEFAULT}, Host="evil.example:80")
+    assert status == 421 and "Host `evil.example:80`" in answer["error"]
+    own = f"http://127.0.0.1:{served.port}"
+    assert served.post("analyze", {"policy": DEFAULT}, Origin=own)[0] == 200
+
+
+def test_a_body_that_is_not_an_object_of_strings_is_refused(served: Served) -> None:
+    headers = {TOKEN_HEADER: served.playground.token}
+    for body in (b"not json", b"[1, 2]", b'{"policy": 3}', b"\xff\xfe"):
+        status, data = served.request("POST", "/api/analyze", body, headers)
+        assert status == 400, body
+        assert "JSON object of strings" in json.loads(data)["error"]
+
+
+def test_no_path_from_the_page_is_opened(served: Served, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text(DEFAULT.replace("policy: default", "policy: secret"), encoding="utf-8")
+    document = {"policy": DEFAULT, "baseline": str(secret), "file": str(secret)}
+    status, answer = served.post("analyze", document)
+    assert status == 200 and "secret" not in json.dumps(answer)
+    status, _ = served.request("GET", f"/rule/..%2F..%2Fsecret?token={served.playground.token}")
+    assert status == 404
+    status, _ = served.request("GET", "/static/../_server.py")
+    assert status == 403  # not a static file: the page's URL needs the token, and is not it
+
+
+def test_a_policy_that_takes_too_long_is_cut_off_and_the_server_keeps_answering(
+    served: Served,
+) -> None:
+    rules = "".join(
+        f"  - id: rule-{i}\n    when: {{mode: text}}\n    lane: text\n    reason: r {i}\n"
+        for i in range(3000)
+    )
+    slow = DEFAULT.split("rules:")[0] + "hit_policy: first\nrules:\n" + rules
+    restarts = served.playground.worker.restarts
+    served.playground.lint_seconds = 0.05
+    try:
+        status, answer = served.post("analyze", {"policy": slow})
+    finally:
+        served.playground.lint_seconds = 5.0
+    assert status == 200
+    assert answer["cut_off"] is True
+    assert answer["error"] == "lint took longer than 0.05 s and was cut off"
+    assert served.playground.worker.restarts == restarts + 1
+    status, answer = served.post("analyze", {"policy": DEFAULT})
+    assert status == 200 and len(answer["cells"]) == 54
+
+
+def test_save_refuses_a_policy_with_errors_and_writes_nothing(served: Served) -> None:
+    before = served.policy.read_bytes()
+    broken = DEFAULT.replace("lane: native", "lane: nativ", 1)
+    status, answer = served.post("save", {"policy": broken})
+    assert status == 200
+    assert answer["error"] == "not saved: the policy has 1 error(s)"
+    assert served.policy.read_bytes() == before
+
+
+def test_save_refuses_to_overwrite_a_file_changed_on_disk(tmp_path: Path) -> None:
+    policy = tmp_path / "mine.yaml"
+    policy.write_text(DEFAULT, encoding="utf-8")
+    for served in serve(policy):
+        policy.write_text(DEFAULT + "# someone else's line\n", encoding="utf-8")
+        _status, answer = served.post("save", {"policy": DEFAULT})
+        assert answer["conflict"] is True and "changed on disk" in answer["error"]
+        assert policy.read_text(encoding="utf-8").endswith("# someone else's line\n")
+        _status, answer = served.post("save", {"policy": DEFAULT, "overwrite": "yes"})
+        assert answer["saved"] == served.playground.policy_label
+        assert policy.read_text(encoding="utf-8") == answer["text"]
+
+
+def test_without_a_policy_file_there_is_nothing_to_save_to() -> None:
+    playground = open_playground(None, None)
+    try:
+        answer = playground.save({"policy": DEFAULT})
+    finally:
+        playground.worker.close()
+    assert answer == {"error": "nothing to save to: start the playground with --policy FILE"}
