@@ -13,7 +13,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 
 class SaveRefused(VisiongateError):

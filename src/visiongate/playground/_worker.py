@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 STARTUP_SECONDS: Final = 60.0
 """How long a fresh worker may take to import the engine (a loaded machine is slow)."""
