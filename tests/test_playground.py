@@ -223,3 +223,51 @@ def test_without_a_policy_file_there_is_nothing_to_save_to() -> None:
     finally:
         playground.worker.close()
     assert answer == {"error": "nothing to save to: start the playground with --policy FILE"}
+
+
+def test_a_rule_page_is_served_by_code_offline(served: Served) -> None:
+    status, page = served.request("GET", f"/rule/unknown-lane?token={served.playground.token}")
+    assert status == 200
+    text = page.decode()
+    assert "<h1><code>unknown-lane</code></h1>" in text
+    assert 'href="/static/playground.css"' in text and "http" not in text.replace("http-", "")
+
+
+def test_the_command_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """`visiongate playground` as a real process: one line with the address (its token), the
+    page answers there, and Ctrl-C (SIGINT to the whole process group, as a terminal sends
+    it) ends it (130) with its worker, without a traceback from either."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    policy = tmp_path / "mine.yaml"
+    policy.write_text(DEFAULT, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "visiongate", "playground", "--policy", str(policy)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith(f"visiongate playground for {policy}: open http://127.0.0.1:")
+        address = line.split("open ", 1)[1].strip()
+        port = int(address.split(":")[2].split("/")[0])
+        token = address.split("token=", 1)[1]
+        served = Served(Playground(DEFAULT, "x"), port, policy)
+        served.playground.worker.close()  # only its token is used, to talk to the process
+        served.playground.token = token
+        status, answer = served.post("analyze", {"policy": DEFAULT})
+        assert status == 200 and len(answer["cells"]) == 54
+        os.killpg(process.pid, signal.SIGINT)
+        assert process.wait(30) == 128 + signal.SIGINT
+        _out, err = process.communicate(timeout=30)
+        assert "stopped by SIGINT" in err and "Traceback" not in err
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)

@@ -242,6 +242,18 @@ def test_an_operator_edits_tries_and_saves(
     assert "did you mean `openrouter`?" in route
     assert "providers.yaml" in route and "lane text" in route
 
+    # Share: a link that carries the policy and the route; another tab opened on it has them.
+    page.evaluate("document.getElementById('share').click()")
+    link = _until(page, "window.playground.shared", "the share link")
+    assert link.startswith(url + "#share=")
+    other = browser.load(link)
+    _until(other, "window.playground.analyzed >= 1", "the shared page's analysis")
+    assert other.evaluate("document.getElementById('policy-text').value") == text
+    assert other.evaluate("document.getElementById('provider').value") == "openroutr"
+    assert {c["cell"] for c in _cells(other) if c["change"] == "lane"} == expected
+    assert other.errors == []
+    other.close()
+
     # Save: the file on disk lints clean, keeps its comments, and holds the change.
     saved = page.evaluate("window.playground.saved")
     page.evaluate("document.getElementById('save').click()")

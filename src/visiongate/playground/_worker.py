@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._platform import NEW_PROCESS_GROUP
 
 STARTUP_SECONDS: Final = 60.0
 """How long a fresh worker may take to import the engine (a loaded machine is slow)."""
@@ -47,6 +48,9 @@ class Worker:
             stdout=subprocess.PIPE,
             text=True,
             encoding="utf-8",
+            # Ctrl-C in the terminal reaches the server only, which then stops the worker by
+            # closing its input (the worker ends by itself, too, if the server dies).
+            **NEW_PROCESS_GROUP,
         )
         answers: queue.Queue[str | None] = queue.Queue()
         assert process.stdout is not None
