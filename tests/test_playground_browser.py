@@ -52,17 +52,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Playgroun
     for name in ("default.yaml", "default.test.yaml"):
         shutil.copy(ROOT / "policies" / name, folder / name)
     policy = folder / "default.yaml"
-    playground = open_playground(str(policy), None)
-    server = bind(playground, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield playground, address(server), policy
-    finally:
-        server.shutdown()
-        server.server_close()
-        playground.worker.close()
-        thread.join(10)
+    with pytest.MonkeyPatch.context() as patch:
+        # The worker's image cache (the route's payload): not the machine's own.
+        patch.setenv("VISIONGATE_CACHE_DIR", str(tmp_path_factory.mktemp("images")))
+        playground = open_playground(str(policy), None)
+        server = bind(playground, 0)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield playground, address(server), policy
+        finally:
+            server.shutdown()
+            server.server_close()
+            playground.worker.close()
+            thread.join(10)
 
 
 def _until(page: Page, expression: str, what: str) -> Any:

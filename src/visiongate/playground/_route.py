@@ -5,7 +5,7 @@ The four facts are resolved as `decide` resolves them (the catalog in use, the n
 bundled snapshot and a refreshed copy; the bundled provider registry; this machine's learned
 routes), so a misspelt provider or model gets the same did-you-mean in the decision's
 warnings. The payload is what `route --source mcp` builds for a small real image (made with
-Pillow), with the image data shortened for reading.
+Pillow, kept in the image cache `route` uses), with the image data shortened for reading.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from visiongate.engine._diagnostics import PolicyError
@@ -38,9 +37,6 @@ class RouteTrier:
 
     catalog: ModelCatalog | None = None
     registry: ProviderRegistry | None = None
-    cache: tempfile.TemporaryDirectory[str] = field(
-        default_factory=lambda: tempfile.TemporaryDirectory(prefix="visiongate-playground-")
-    )
 
     def gate(self, compiled: CompiledPolicy, config_text: str) -> Gate:
         """A gate over the edited policy and config; raises `PolicyError` for a bad config."""
@@ -73,7 +69,7 @@ class RouteTrier:
     def _payload(self, gate: Gate, provider: str, model: str) -> dict[str, Any]:
         from visiongate.adapters._router import Router
 
-        router = Router(gate, cache=self.cache.name)
+        router = Router(gate)  # the image cache `route` uses, so the `MEDIA:` path is real
         result = {
             "content": [
                 {"type": "text", "text": "screenshot taken"},
@@ -102,6 +98,10 @@ def shortened(value: Any) -> Any:
         return {key: shortened(item) for key, item in value.items()}
     if isinstance(value, list):
         return [shortened(item) for item in value]
-    if isinstance(value, str) and len(value) > 4 * _SHOWN_DATA and " " not in value:
+    if (
+        isinstance(value, str)
+        and len(value) > 2 * _SHOWN_DATA
+        and not any(c.isspace() for c in value)
+    ):
         return f"{value[:_SHOWN_DATA]}… ({len(value)} characters)"
     return value

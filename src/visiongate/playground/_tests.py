@@ -15,7 +15,7 @@ from typing import Any
 from visiongate.engine._gate import Gate
 from visiongate.engine._load import CompiledPolicy
 from visiongate.engine._vocabulary import all_cells, format_cell
-from visiongate.engine.tooling.policytest._load import Case, TestFile, load_test_file
+from visiongate.engine.tooling.policytest._load import Case, load_test_file
 from visiongate.engine.tooling.policytest._run import Session, run_test_file
 
 
@@ -84,6 +84,3 @@ def run_beside(policy: Path, compiled: CompiledPolicy) -> dict[str, Any]:
         files.append({"file": path.name, "cases": cases, "problems": problems})
     uncovered = [format_cell(cell) for cell in all_cells() if cell not in covered]
     return {"files": files, "uncovered": uncovered if files else []}
-
-
-__all__ = ["TestFile", "run_beside", "tests_beside"]
