@@ -67,7 +67,7 @@ def serve(policy: Path) -> Iterator[Served]:
     finally:
         server.shutdown()
         server.server_close()
-        playground.worker.close()
+        playground.close()
         thread.join(10)
 
 
@@ -224,7 +224,7 @@ def test_without_a_policy_file_there_is_nothing_to_save_to() -> None:
     try:
         answer = playground.save({"policy": DEFAULT})
     finally:
-        playground.worker.close()
+        playground.close()
     assert answer == {"error": "nothing to save to: start the playground with --policy FILE"}
 
 
@@ -262,7 +262,7 @@ def test_the_command_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Pat
         port = int(address.split(":")[2].split("/")[0])
         token = address.split("token=", 1)[1]
         served = Served(Playground(DEFAULT, "x"), port, policy)
-        served.playground.worker.close()  # only its token is used, to talk to the process
+        served.playground.close()  # only its token is used, to talk to the process
         served.playground.token = token
         status, answer = served.post("analyze", {"policy": DEFAULT})
         assert status == 200 and len(answer["cells"]) == 54

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}") from None
     try:
-        playground.worker.warm()
+        playground.warm()
         where = playground.policy_label
         where += "" if playground.save_path else ", read only"
         # The address carries the token: without it printed, the page cannot be opened (a
@@ -59,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
         return stopped.exit_code
     finally:
         server.server_close()
-        playground.worker.close()
+        playground.close()
     return EXIT_OK

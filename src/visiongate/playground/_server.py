@@ -67,13 +67,25 @@ class Playground:
     lint_seconds: float = LINT_SECONDS
     slow_seconds: float = SLOW_SECONDS
     worker: Worker = field(init=False)
+    """Lint, the table and Save's check: what follows typing."""
+    slow_worker: Worker = field(init=False)
+    """Tests and routes, in a process of their own, so a keystroke never waits behind them."""
     saved_text: str = field(init=False)
     """What the file held when loaded or last saved here (a change on disk is a conflict)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.worker = Worker(self.tests_path)
+        self.worker, self.slow_worker = Worker(self.tests_path), Worker(self.tests_path)
         self.saved_text = self.policy_text
+
+    def warm(self) -> None:
+        """Start the workers now, so that the page's first requests do not wait for them."""
+        self.worker.warm()
+        self.slow_worker.warm()
+
+    def close(self) -> None:
+        self.worker.close()
+        self.slow_worker.close()
 
     def state(self) -> dict[str, Any]:
         from visiongate.engine._load import bundled_policy_names
@@ -91,7 +103,8 @@ class Playground:
         return self._ask(request, self.lint_seconds, "lint")
 
     def tests(self, body: Mapping[str, str]) -> dict[str, Any]:
-        return self._ask({"kind": "tests", **self._texts(body)}, self.slow_seconds, "the tests")
+        request = {"kind": "tests", **self._texts(body)}
+        return self._ask(request, self.slow_seconds, "the tests", self.slow_worker)
 
     def route(self, body: Mapping[str, str]) -> dict[str, Any]:
         request = {
@@ -100,7 +113,7 @@ class Playground:
             "provider": body.get("provider", ""),
             "model": body.get("model", ""),
         }
-        return self._ask(request, self.slow_seconds, "the route")
+        return self._ask(request, self.slow_seconds, "the route", self.slow_worker)
 
     def save(self, body: Mapping[str, str]) -> dict[str, Any]:
         if self.save_path is None:
@@ -146,9 +159,11 @@ class Playground:
             "baseline_label": f"{self.policy_label} as loaded",
         }
 
-    def _ask(self, request: dict[str, Any], seconds: float, what: str) -> dict[str, Any]:
+    def _ask(
+        self, request: dict[str, Any], seconds: float, what: str, worker: Worker | None = None
+    ) -> dict[str, Any]:
         try:
-            return self.worker.call(request, seconds)
+            return (worker or self.worker).call(request, seconds)
         except WorkerTimeout as cut:
             return {"error": f"{what} {cut}", "cut_off": True}
 
