@@ -180,6 +180,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "visiongate-playground"
     sys_version = ""
     timeout = 30  # a peer that stops sending mid-request is dropped
+    # The head and the body of an answer are two writes: with Nagle's algorithm the body
+    # waits for the peer's delayed ACK of the head (40 ms on Linux), on every keystroke.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the token is in the page's URL, and the terminal is the operator's."""
