@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from visiongate.engine._load import bundled_policy_text
+from visiongate.engine._vocabulary import FACTS
 from visiongate.playground import Playground, bind, open_playground
 from visiongate.playground._server import MAX_BODY_BYTES, TOKEN_HEADER
 
@@ -305,3 +306,40 @@ def test_a_misspelt_model_gets_the_clis_suggestion(served: Served) -> None:
     assert any("did you mean" in w for w in answer["decision"]["warnings"]), answer
     _status, answer = served.post("route", {"policy": DEFAULT, "provider": "", "model": ""})
     assert answer == {"error": "give a provider and a model"}
+
+
+@pytest.mark.parametrize("baseline", ["bundled:examples/never-pixels", "other"])
+def test_the_cells_are_compared_with_the_chosen_baseline_as_diff_does(
+    served: Served, baseline: str
+) -> None:
+    from visiongate.engine._load import compile_policy_text
+    from visiongate.engine.tooling._diff import diff_policies
+
+    other = bundled_policy_text("examples/strict-routes")
+    document = {"policy": DEFAULT, "baseline": baseline, "baseline_text": other}
+    _status, answer = served.post("analyze", document)
+    name = "examples/never-pixels" if baseline != "other" else "examples/strict-routes"
+    diff = diff_policies(
+        compile_policy_text(bundled_policy_text(name)), compile_policy_text(DEFAULT)
+    )
+    changed = {c["cell"] for c in answer["cells"] if c["change"] == "lane"}
+    assert changed == {
+        ",".join(f"{k}={v}" for k, v in zip(FACTS, c.cell, strict=True)) for c in diff.lane_changes
+    }
+    assert changed and answer["diff"]["lane_changes"] == len(diff.lane_changes)
+    assert answer["diff"]["summary"] == diff.summary()
+    rules = {c["cell"] for c in answer["cells"] if c["change"] == "rule"}
+    assert len(rules) == len(diff.rule_changes)
+
+
+def test_the_bundled_default_is_read_only_and_its_tests_run_beside_it() -> None:
+    playground = open_playground(None, None)
+    try:
+        assert playground.save_path is None and playground.policy_label == "policies/default.yaml"
+        answer = playground.tests({"policy": DEFAULT})
+    finally:
+        playground.close()
+    (tested,) = answer["files"]
+    assert tested["file"] == "default.test.yaml" and tested["problems"] == []
+    assert {case["status"] for case in tested["cases"]} == {"pass"}
+    assert answer["uncovered"] == []

@@ -186,7 +186,10 @@
   function drawGrid(cells, stale) {
     const grid = $("grid");
     grid.classList.toggle("stale", Boolean(stale));
-    if (!cells) return;
+    if (!cells) {
+      if (!state.cells.length) grid.replaceChildren(el("p", {}, "no table yet: the policy has not loaded since the page opened"));
+      return;
+    }
     state.cells = cells;
     const names = Object.keys(cells[0].facts);
     const rowNames = names.slice(0, names.length / 2);
