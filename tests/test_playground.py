@@ -343,3 +343,26 @@ def test_the_bundled_default_is_read_only_and_its_tests_run_beside_it() -> None:
     assert tested["file"] == "default.test.yaml" and tested["problems"] == []
     assert {case["status"] for case in tested["cases"]} == {"pass"}
     assert answer["uncovered"] == []
+
+
+def test_the_diagnostics_are_lints_with_the_projects_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page shows what `visiongate lint FILE` prints as JSON in the same folder, the
+    project's `[tool.visiongate.lint]` levels included."""
+    from visiongate.cli import main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.visiongate.lint]\nseverity = { contractible = "error" }\n', encoding="utf-8"
+    )
+    text = "".join(line for line in DEFAULT.splitlines(True) if "ignore[contractible]" not in line)
+    (tmp_path / "mine.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--json", "mine.yaml"]) == 1
+    expected = json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]
+    for served in serve(tmp_path / "mine.yaml"):
+        _status, answer = served.post("analyze", {"policy": text})
+        assert answer["lint"]["diagnostics"] == expected
+        assert [d["severity"] for d in expected if d["code"] == "contractible"] == ["error"]
+        _status, answer = served.post("save", {"policy": text})
+        assert answer["error"].startswith("not saved: the policy has 1 error(s)")

@@ -20,19 +20,23 @@ __all__ = ["Playground", "address", "bind", "open_playground"]
 
 def open_playground(policy: str | None, config: str | None) -> Playground:
     """The playground for a policy file or bundled name (None: the bundled default) and an
-    agent config file. Raises `PolicyError` for a policy file that cannot be read and `OSError`
-    for a config that cannot."""
+    agent config file, with the lint settings of the project found from the working directory.
+    Raises `PolicyError` for a policy file that cannot be read, `OSError` for a config that
+    cannot, and the project's error for a bad `[tool.visiongate]`."""
     from importlib import resources
 
     from visiongate.engine._load import read_policy_source
     from visiongate.engine.tooling._discover import display_path
+    from visiongate.engine.tooling._project import find_project
 
     text, file = read_policy_source(policy)
     config_text = Path(config).read_text(encoding="utf-8") if config else ""
+    project = find_project()  # `lint`'s levels for this project apply, as on the command line
+    lint = {"severity": dict(project.severity), "fail_level": project.fail_level}
     bundled = policy is None or (file.startswith("policies/") and not Path(policy).is_file())
     if bundled:
         folder = Path(str(resources.files("visiongate.policies")))
         tests_path = folder / file.removeprefix("policies/")
-        return Playground(text, file, config_text, None, tests_path)
+        return Playground(text, file, config_text, None, tests_path, lint)
     path = Path(str(policy))
-    return Playground(text, display_path(path), config_text, path, path)
+    return Playground(text, display_path(path), config_text, path, path, lint)

@@ -63,6 +63,8 @@ class Playground:
     save_path: Path | None = None
     tests_path: Path | None = None
     """The policy whose tests are run (the file given, or the bundled default's file)."""
+    lint: Mapping[str, Any] = field(default_factory=dict)
+    """The project's lint settings (`severity`, `fail_level`), applied as `lint` applies them."""
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     lint_seconds: float = LINT_SECONDS
     slow_seconds: float = SLOW_SECONDS
@@ -75,7 +77,8 @@ class Playground:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.worker, self.slow_worker = Worker(self.tests_path), Worker(self.tests_path)
+        self.worker = Worker(self.tests_path, self.lint)
+        self.slow_worker = Worker(self.tests_path, self.lint)
         self.saved_text = self.policy_text
 
     def warm(self) -> None:

@@ -33,8 +33,9 @@ class WorkerTimeout(VisiongateError):
 class Worker:
     """The server's handle on the worker process."""
 
-    def __init__(self, policy_path: Path | None) -> None:
-        self._argument = str(policy_path) if policy_path is not None else ""
+    def __init__(self, policy_path: Path | None, lint: Mapping[str, Any] | None = None) -> None:
+        """`lint`: the project's `severity` and `fail_level`, as `lint` applies them."""
+        self._arguments = [str(policy_path or ""), json.dumps(dict(lint or {}))]
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
         self._answers: queue.Queue[str | None] = queue.Queue()
@@ -43,7 +44,7 @@ class Worker:
 
     def _start(self) -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "visiongate.playground._child", self._argument],
+            [sys.executable, "-m", "visiongate.playground._child", *self._arguments],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
