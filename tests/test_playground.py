@@ -366,3 +366,18 @@ def test_the_diagnostics_are_lints_with_the_projects_levels(
         assert [d["severity"] for d in expected if d["code"] == "contractible"] == ["error"]
         _status, answer = served.post("save", {"policy": text})
         assert answer["error"].startswith("not saved: the policy has 1 error(s)")
+
+
+def test_the_config_tab_is_linted_and_named_as_its_file(tmp_path: Path) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("agent:\n  image_input_mode: txet\n", encoding="utf-8")
+    playground = open_playground(None, str(config))
+    try:
+        state = playground.state()
+        answer = playground.analyze({"policy": DEFAULT, "config": state["config"]})
+    finally:
+        playground.close()
+    assert state["config"] == config.read_text(encoding="utf-8")
+    (found,) = [d for d in answer["config"]["diagnostics"] if d["severity"] == "error"]
+    assert (found["file"], found["line"]) == (playground.config_label, 2)
+    assert "did you mean `text`?" in found["message"] + found["help"]

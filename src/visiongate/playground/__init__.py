@@ -33,10 +33,11 @@ def open_playground(policy: str | None, config: str | None) -> Playground:
     config_text = Path(config).read_text(encoding="utf-8") if config else ""
     project = find_project()  # `lint`'s levels for this project apply, as on the command line
     lint = {"severity": dict(project.severity), "fail_level": project.fail_level}
+    shown_config = display_path(config) if config else "config.yaml"
     bundled = policy is None or (file.startswith("policies/") and not Path(policy).is_file())
     if bundled:
         folder = Path(str(resources.files("visiongate.policies")))
         tests_path = folder / file.removeprefix("policies/")
-        return Playground(text, file, config_text, None, tests_path, lint)
+        return Playground(text, file, config_text, None, tests_path, lint, shown_config)
     path = Path(str(policy))
-    return Playground(text, display_path(path), config_text, path, path, lint)
+    return Playground(text, display_path(path), config_text, path, path, lint, shown_config)

@@ -61,7 +61,8 @@ class Analyst:
         """Lint the policy (and the config), and lay out its table against the baseline."""
         text, file = str(request["policy"]), str(request.get("file") or "policy.yaml")
         report, compiled = lint_and_compile(text, file, self.options)
-        config = lint_config_text(str(request.get("config") or ""), "config.yaml", self.options)
+        config_file = str(request.get("config_file") or "config.yaml")
+        config = lint_config_text(str(request.get("config") or ""), config_file, self.options)
         answer: dict[str, Any] = {
             "lint": report_document(report),
             "config": report_document(config),

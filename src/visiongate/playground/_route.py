@@ -38,11 +38,11 @@ class RouteTrier:
     catalog: ModelCatalog | None = None
     registry: ProviderRegistry | None = None
 
-    def gate(self, compiled: CompiledPolicy, config_text: str) -> Gate:
+    def gate(self, compiled: CompiledPolicy, config_text: str, config_file: str) -> Gate:
         """A gate over the edited policy and config; raises `PolicyError` for a bad config."""
         if self.catalog is None:
             self.catalog, self.registry = current_catalog(), ProviderRegistry.bundled()
-        agent = AgentConfig.from_text(config_text, "config.yaml")
+        agent = AgentConfig.from_text(config_text, config_file)
         gate = Gate.load(None, agent, self.catalog, self.registry)
         gate.install(compiled)
         return gate
@@ -53,7 +53,8 @@ class RouteTrier:
         if not provider or not model:
             return {"error": "give a provider and a model"}
         try:
-            gate = self.gate(compiled, str(request.get("config") or ""))
+            config_file = str(request.get("config_file") or "config.yaml")
+            gate = self.gate(compiled, str(request.get("config") or ""), config_file)
         except PolicyError as error:
             return {"error": f"the agent config does not load: {error}"}
         decision = gate.decide(provider, model, trace=False)

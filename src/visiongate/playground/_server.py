@@ -64,6 +64,8 @@ class Playground:
     tests_path: Path | None = None
     """The policy whose tests are run (the file given, or the bundled default's file)."""
     lint: Mapping[str, Any] = field(default_factory=dict)
+    config_label: str = "config.yaml"
+    """How the agent config's findings and provenance name it (the `--config` file)."""
     """The project's lint settings (`severity`, `fail_level`), applied as `lint` applies them."""
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     lint_seconds: float = LINT_SECONDS
@@ -144,6 +146,7 @@ class Playground:
             "policy": body.get("policy", ""),
             "config": body.get("config", ""),
             "file": self.policy_label,
+            "config_file": self.config_label,
         }
 
     def _baseline(self, body: Mapping[str, str]) -> dict[str, str]:
