@@ -186,7 +186,7 @@
   function drawGrid(cells, stale) {
     const grid = $("grid");
     grid.classList.toggle("stale", Boolean(stale));
-    if (!cells) {
+    if (!cells || !cells.length) {
       if (!state.cells.length) grid.replaceChildren(el("p", {}, "no table yet: the policy has not loaded since the page opened"));
       return;
     }
