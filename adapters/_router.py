@@ -28,7 +28,7 @@ from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .sources._screenshots import SCREENSHOT_SOURCES
 from .vision import ScreenMemory, VisionBackend
-from .vision._cache import BackendPool
+from .vision._cache import BackendPool, CachedVisionBackend
 from .wire._edge import read_tool_result
 
 __all__ = ["Router"]
@@ -59,7 +59,7 @@ class Router:
         self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
-        self._backends = BackendPool()
+        self._backends = BackendPool(_pooled_backend)
         # Recent screenshots per source, so the text lane re-reads only what changed; per
         # router, so two agents (or two routers over one backend) never mix their screens.
         self._screens = ScreenMemory()
@@ -276,3 +276,11 @@ class Router:
         """The backend `auxiliary.vision` names, built once per main provider and model (its
         description cache lives in it). Raises `VisionUnavailable` when the config is unusable."""
         return self._backends.get(self._gate.resolver.config.raw, provider, model)
+
+
+def _pooled_backend(config: Mapping[str, Any], provider: str, model: str) -> CachedVisionBackend:
+    """The pool's builder, imported on first use: the backends' modules (httpx, OCR) are
+    loaded only by a router that describes an image."""
+    from .vision._config import pooled_backend
+
+    return pooled_backend(config, provider, model)

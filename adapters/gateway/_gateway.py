@@ -155,9 +155,10 @@ class _VisionPool:
 
     def __init__(self, gate: Gate) -> None:
         from ..vision._cache import BackendPool
+        from ..vision._config import pooled_backend
 
         self._gate = gate
-        self._pool = BackendPool()
+        self._pool = BackendPool(pooled_backend)
 
     def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
         def backend() -> VisionBackend | None:

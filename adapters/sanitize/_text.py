@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
@@ -32,7 +31,7 @@ from ._invisible import (
     table_codes,
 )
 from ._screen import ANY_INVISIBLE, clean_until
-from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
+from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 
 __all__ = [
     "BLACK_FLAG",
@@ -51,45 +50,6 @@ __all__ = [
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
-
-Counts = tuple[tuple[str, int], ...]
-"""What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
-
-
-@dataclass(frozen=True)
-class TextRules:
-    """The compiled text part of the `sanitize` settings."""
-
-    modes: dict[str, InvisibleMode]
-    allowed_flags: re.Pattern[str]
-    """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
-    active: re.Pattern[str]
-    """One character of a channel that is not `keep`."""
-    flagged_chars: frozenset[str]
-    """Characters of `flag` channels: kept by the first pass, not judged again."""
-    first: re.Pattern[str]
-    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
-    second: re.Pattern[str]
-    """Where the second pass looks: a contextual character."""
-    emoji_elements: frozenset[str]
-    """What an emoji ZWJ sequence is made of besides its joiners."""
-    flag: re.Pattern[str] | None
-    emoji: re.Pattern[str] | None
-    active_run: re.Pattern[str]
-    contextual_run: re.Pattern[str]
-    may_be_legitimate: re.Pattern[str] | None
-    """A character that may be a legitimate use (or a flag's base); None when the text can
-    never be cleaned in bulk (a channel is `flag`)."""
-    bulk_run: re.Pattern[str]
-    channel_runs: tuple[tuple[str, re.Pattern[str]], ...]
-    """Per active channel, a run of its characters: counts what bulk cleaning removed."""
-    everything_active: bool
-    strip_tags: bool
-
-    @property
-    def inert(self) -> bool:
-        """Whether every channel is `keep`: nothing to look at."""
-        return not self.channel_runs
 
 
 def tag_sequence(tag_text: str) -> str:

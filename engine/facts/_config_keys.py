@@ -9,11 +9,10 @@ otherwise be ignored in silence and the safe default would apply without a word.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from visiongate.kernel._suggest import did_you_mean
+from visiongate.kernel._suggest import closest, did_you_mean
 
 from .._yaml import DocumentPath
 
@@ -91,7 +90,7 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
             if str(key) in known:
                 continue
             # In visiongate's own section every key is reported, with a looser suggestion.
-            if own or difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS):
+            if own or closest(key, known, NEAR_MISS) is not None:
                 _report(warn, path, str(key), known)
 
 
