@@ -6,9 +6,10 @@ tally per surface. What counts as invisible and as legitimate is `_invisible`'s 
 
 The work is shaped by what real text holds. Text with no invisible character at all (nearly
 all of it) costs one look that proves it (`_screen`), mostly at C speed. Text whose invisible
-characters can have no legitimate use there (smuggled runs, a payload woven between letters) is
-cleaned in bulk, at C speed. Only text with a character that may be legitimate (a joiner, a
-selector, a mark, a flag) is walked run by run.
+characters can have no legitimate use there (smuggled runs, a payload woven between letters,
+in any script) is cleaned in bulk on its UTF-8 bytes, at C speed, with Python work once per
+kind of character present (`_utf8`). Only text with a character that may be legitimate (a
+joiner, a selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ._invisible import (
     table_codes,
 )
 from ._screen import ANY_INVISIBLE, clean_until
+from ._utf8 import Stripper, encoded, stripper
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
 
 __all__ = [
@@ -85,6 +87,8 @@ class TextRules:
     """Per active channel, a run of its characters: counts what bulk cleaning removed."""
     everything_active: bool
     strip_tags: bool
+    bulk_bytes: Stripper
+    """Removes every active character from UTF-8 bytes, counted per channel."""
 
     @property
     def inert(self) -> bool:
@@ -137,6 +141,10 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
+        bulk_bytes=stripper(
+            {channel: channel_chars(channel) for channel in active_channels},
+            ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
+        ),
     )
 
 
@@ -201,12 +209,24 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         if ascii_only is not None:
             return ascii_only
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
-        return _bulk(text, rules)
+        return _bulk(text, first.start(), rules)
     return Walk(text, rules).run()
 
 
-def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
-    """Every active character goes: none of them can be legitimate here."""
+def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:
+    """Every active character goes: none of them can be legitimate here. On the UTF-8 bytes
+    when the text has them (Python works once per kind of character present, not per
+    character); else with a regex."""
+    data = encoded(text)
+    if data is None:
+        return _bulk_per_match(text, rules)
+    cleaned, removed = rules.bulk_bytes.strip(text, data, start)
+    return cleaned, tuple(
+        (REMOVED_KIND[channel], removed[channel]) for channel in _by_likelihood(removed)
+    )
+
+
+def _bulk_per_match(text: str, rules: TextRules) -> tuple[str, Counts]:
     removed = "".join(rules.bulk_run.findall(text))
     if not removed:
         return text, ()
