@@ -146,3 +146,23 @@ def test_lint_with_a_warm_cache_imports_no_validator(home: Path) -> None:
     modules = loaded_modules("lint", "policies/default.yaml", home=home)
     assert "cerberus" not in roots(modules)
     assert not roots(modules) & {"mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema"}
+
+
+def test_decide_with_warm_tables_imports_no_validator(home: Path) -> None:
+    """Regression (issue 37): every `decide --provider --model` validated the bundled registry
+    with cerberus, importing it (35 ms a start)."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    loaded_modules(*argv, home=home)  # fills the compile cache and the fact tables
+    modules = loaded_modules(*argv, home=home)
+    assert not roots(modules) & {"cerberus", "mcp", "PIL", "httpx", "pydantic", "ruamel"}
+    assert "visiongate.engine.facts._registry_load" not in modules  # read back, not parsed
+    assert "visiongate.engine._validate" not in modules
+
+
+def test_the_recorded_package_version_is_the_installed_one() -> None:
+    # `package_version` returns the package's constant rather than reading the metadata.
+    from importlib import metadata
+
+    from visiongate.engine._decision import package_version
+
+    assert package_version() == metadata.version("visiongate")
