@@ -3,6 +3,8 @@ substitution, in any script, with Python work per kind of character present."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -51,7 +53,7 @@ def test_text_with_a_lone_surrogate_is_cleaned_with_the_regex() -> None:
 
 def test_a_tag_block_costs_two_prefixes_not_a_replacement_per_character() -> None:
     tags = stripper({"tags": channel_chars("tags")}, RULES.active)
-    prefixes = {prefix for prefix, _ in tags.prefixes.values()}
+    prefixes = {removal.prefix for removal in tags.removals.values()}
     assert prefixes == {b"\xf3\xa0\x80", b"\xf3\xa0\x81"}
 
 
@@ -63,3 +65,55 @@ def test_a_character_the_finder_knows_and_the_channels_do_not_is_kept() -> None:
         "a\u00adbc",
         {"zero_width": 1},
     )
+
+
+# Pieces of the texts a selector payload and real text are made of: letters that are bases of
+# some variation (’, digits, CJK with standardized or ideographic variants), emoji elements,
+# selectors of every kind, the other invisible characters a selector may stand next to.
+_SELECTOR_PIECES = [
+    *"aЖم画面設定’0#❤✅🚀👨👩🏽 ",
+    "\ufe00",
+    "\ufe01",
+    "\ufe0e",
+    "\ufe0f",
+    "\u180b",
+    "\U000e0100",
+    "\U000e0101",
+    "\u200d",
+    "\u200c",
+    "\u200b",
+    "\u200e",
+    "\U000e0041",
+    "\U0001f3f4",
+    "\u00ad",
+    "\u20e3",
+    "\u8fbb",
+    "\u845b",
+]
+
+
+_PLAIN = st.sampled_from([*"abcЖыمر ", "\ufe00", "\ufe0e", "\U000e0100"])
+_TEXTS = st.one_of(
+    st.lists(st.sampled_from(_SELECTOR_PIECES), max_size=40).map("".join),
+    # Long payloads over plain letters with a context now and then: the sweep's own path.
+    st.lists(
+        st.one_of(_PLAIN, _PLAIN, _PLAIN, st.sampled_from(_SELECTOR_PIECES)), max_size=400
+    ).map("".join),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS)
+def test_the_selector_sweep_changes_nothing_the_walk_decides(text: str) -> None:
+    """The sweep before the walk gives the walk's own text and counts (issue 37)."""
+    from visiongate.adapters.sanitize._text import clean_text
+    from visiongate.adapters.sanitize._walk import Walk
+
+    assert RULES.selector_sweep is not None
+    # However many context characters: the short texts here would make it step aside.
+    always = replace(RULES, selector_sweep=replace(RULES.selector_sweep, most_contexts=0))
+    walked, walk_counts = Walk(text, RULES).run()
+    for rules in (RULES, always):
+        cleaned, counts = clean_text(text, rules)
+        assert cleaned == walked
+        assert dict(counts) == dict(walk_counts)

@@ -31,8 +31,10 @@ from ._invisible import (
     channel_chars,
     char_class,
     table_codes,
+    variation_bases,
 )
 from ._screen import ANY_INVISIBLE, clean_until
+from ._selectors import SelectorSweep, selector_sweep
 from ._utf8 import Stripper, encoded, stripper
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
 
@@ -88,6 +90,9 @@ class TextRules:
     everything_active: bool
     strip_tags: bool
     bulk_bytes: Stripper
+    selector_sweep: SelectorSweep | None
+    """Removes the selectors no context can make legitimate, before the walk; None unless
+    selectors are stripped and no channel is `flag`."""
     """Removes every active character from UTF-8 bytes, counted per channel."""
 
     @property
@@ -141,6 +146,7 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
+        selector_sweep=_selector_sweep(modes, active),
         bulk_bytes=stripper(
             {channel: channel_chars(channel) for channel in active_channels},
             ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
@@ -186,6 +192,19 @@ def _may_be_legitimate(
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
 
 
+def _selector_sweep(
+    modes: dict[str, InvisibleMode], active: frozenset[int]
+) -> SelectorSweep | None:
+    if modes["variation_selectors"] != "strip" or "flag" in modes.values():
+        return None
+    selectors = channel_chars("variation_selectors")
+    # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
+    emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}
+    bases = (variation_bases(False), variation_bases(True))
+    only = stripper({"variation_selectors": selectors}, _class(selectors))
+    return selector_sweep(selectors, bases, emoji, active, only)
+
+
 def _by_likelihood(channels: Iterable[str]) -> list[str]:
     order = ("tags", "zero_width", "variation_selectors", "bidi", "fillers", "other_ignorables")
     return sorted(channels, key=order.index)
@@ -210,7 +229,18 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
             return ascii_only
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
         return _bulk(text, first.start(), rules)
-    return Walk(text, rules).run()
+    swept = rules.selector_sweep.sweep(text) if rules.selector_sweep is not None else None
+    if swept is None:
+        return Walk(text, rules).run()
+    cleaned, counts = Walk(swept.text, rules).run() if swept.walk else (swept.text, ())
+    merged = dict(counts)
+    for kind, count in (
+        (REMOVED_KIND["variation_selectors"], swept.removed),
+        (KEPT_KIND["variation_selectors"], swept.kept),
+    ):
+        if count:
+            merged[kind] = merged.get(kind, 0) + count
+    return cleaned, tuple(merged.items())
 
 
 def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:

@@ -34,14 +34,32 @@ def encoded(text: str) -> bytes | None:
 
 
 @dataclass(frozen=True)
+class _Removal:
+    """How one character is removed: its own prefix, or a wider one its neighbours share."""
+
+    prefix: bytes
+    """The shortest prefix of its encoding that only characters of its channel begin with."""
+    channel: str
+    wider: bytes | None = None
+    """A shorter prefix, that other characters begin with too (VS1-VS16 share `\xef\xb8`
+    with the vertical forms): usable when none of them is in the text."""
+    others: re.Pattern[bytes] | None = None
+    """Those other characters."""
+
+    def best(self, data: bytes) -> bytes:
+        if self.wider is None or self.others is None or self.others.search(data):
+            return self.prefix
+        return self.wider
+
+
+@dataclass(frozen=True)
 class Stripper:
     """Removes every character of some channels from text, counting them per channel."""
 
     finder: re.Pattern[str] | regex.Pattern[str]
     """One character to remove (any search that finds them all, at C speed)."""
-    prefixes: Mapping[str, tuple[bytes, str]]
-    """A character -> the shortest prefix of its encoding that only characters of its own
-    channel begin with, and that channel."""
+    removals: Mapping[str, _Removal]
+    """A character -> how it is removed."""
 
     def strip(self, text: str, data: bytes, start: int = 0) -> tuple[str, dict[str, int]]:
         """`text` (encoded as `data`) without those characters (none before `start`), and
@@ -49,11 +67,11 @@ class Stripper:
         counts: dict[str, int] = {}
         cleaned = text
         while (found := self.finder.search(cleaned, start)) is not None:
-            known = self.prefixes.get(found.group())
+            known = self.removals.get(found.group())
             if known is None:  # the finder's wider set (a newer Unicode): not ours to remove
                 start = found.end()
                 continue
-            prefix, channel = known
+            prefix, channel = known.best(data), known.channel
             # Every occurrence at once; a prefix shorter than the encoding leaves continuation
             # bytes, which decoding with `ignore` drops.
             shorter = data.replace(prefix, b"")
@@ -71,10 +89,22 @@ def stripper(
     finds each of them (and may find more: those are left alone)."""
     owner = {code: channel for channel, codes in channels.items() for code in codes}
     covered: dict[bytes, bool] = {}
-    prefixes = {
-        chr(code): (_own_prefix(code, owner, covered), channel) for code, channel in owner.items()
+    removals = {
+        chr(code): _removal(code, _own_prefix(code, owner, covered), owner)
+        for code, channel in owner.items()
     }
-    return Stripper(finder, prefixes)
+    return Stripper(finder, removals)
+
+
+def _removal(code: int, prefix: bytes, owner: Mapping[int, str]) -> _Removal:
+    encoding, channel = chr(code).encode("utf-8"), owner[code]
+    if len(prefix) < len(encoding) or len(encoding) < 3:
+        return _Removal(prefix, channel)
+    wider = encoding[:-1]
+    low, high = (ord((wider + bytes([last])).decode("utf-8")) for last in (0x80, 0xBF))
+    others = [other for other in range(low, high + 1) if owner.get(other) != channel]
+    last_bytes = b"".join(re.escape(chr(other).encode("utf-8")[-1:]) for other in others)
+    return _Removal(prefix, channel, wider, re.compile(re.escape(wider) + b"[" + last_bytes + b"]"))
 
 
 def _own_prefix(code: int, owner: Mapping[int, str], covered: dict[bytes, bool]) -> bytes:
