@@ -11,6 +11,7 @@ what was done to the gate's trace: the record says what the payload will carry.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -56,6 +57,7 @@ class Router:
         image_tool: str | None = "vision_analyze",
     ) -> None:
         self._gate = gate
+        self._facts_ready = False
         self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
@@ -104,6 +106,7 @@ class Router:
         your additions) yourself, as `Gate.decide(trace=False)` does."""
         check_positive("image_budget", image_budget)
         check_positive("max_edge_px", max_edge_px)
+        await self._facts_loaded()
         context = self._context("mcp", provider, model, seen_hashes, api)
         checked = read_tool_result(result)
         if image_budget is not None or max_edge_px is not None:
@@ -118,6 +121,7 @@ class Router:
         image, and descriptions where the lane says `describe`. A string carries no pixels,
         so in the native lane the images stay as paths and none is fitted; one record is
         written, and it says so (`delivery: string`, nothing attached)."""
+        await self._facts_loaded()
         context = self._context("mcp", provider, model, delivery="string")
         checked = read_tool_result(result)
         return self._traced(await route_mcp(checked, context, tool_name=tool_name)).text
@@ -137,6 +141,7 @@ class Router:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
         check_image(image)
         check_route(source, provider, model, api, SCREENSHOT_SOURCES, "screenshot source")
+        await self._facts_loaded()
         context = self._context(source, provider, model, seen_hashes, api)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 
@@ -156,6 +161,7 @@ class Router:
         """Route a `vision_analyze` call: the image and the question about it.
         `image_budget`, `max_edge_px` and `trace` as for `mcp`."""
         check_image(image)
+        await self._facts_loaded()
         context = self._context("vision_analyze", provider, model, api=api)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
@@ -232,6 +238,13 @@ class Router:
 
     def _sanitizer(self) -> Sanitizer:
         return Sanitizer(self._gate.compiled.policy.sanitize)
+
+    async def _facts_loaded(self) -> None:
+        """Load the catalog and registry off the event loop before the first decision: it
+        takes 80-260 ms, and every other task of the loop would wait (issue 36, item 11)."""
+        if not self._facts_ready:
+            await asyncio.to_thread(lambda: self._gate.resolver)
+            self._facts_ready = True
 
     def _context(
         self,

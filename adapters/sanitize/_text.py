@@ -6,9 +6,10 @@ tally per surface. What counts as invisible and as legitimate is `_invisible`'s 
 
 The work is shaped by what real text holds. Text with no invisible character at all (nearly
 all of it) costs one look that proves it (`_screen`), mostly at C speed. Text whose invisible
-characters can have no legitimate use there (smuggled runs, a payload woven between letters) is
-cleaned in bulk, at C speed. Only text with a character that may be legitimate (a joiner, a
-selector, a mark, a flag) is walked run by run.
+characters can have no legitimate use there (smuggled runs, a payload woven between letters,
+in any script) is cleaned in bulk on its UTF-8 bytes, at C speed, with Python work once per
+kind of character present (`_utf8`). Only text with a character that may be legitimate (a
+joiner, a selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from ._invisible import (
     channel_chars,
     char_class,
     table_codes,
+    variation_bases,
 )
 from ._screen import ANY_INVISIBLE, clean_until
+from ._selectors import SelectorSweep, selector_sweep
+from ._utf8 import encoded, stripper
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 
 __all__ = [
@@ -97,6 +101,11 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
+        selector_sweep=_selector_sweep(modes, active),
+        bulk_bytes=stripper(
+            {channel: channel_chars(channel) for channel in active_channels},
+            ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
+        ),
     )
 
 
@@ -138,6 +147,19 @@ def _may_be_legitimate(
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
 
 
+def _selector_sweep(
+    modes: dict[str, InvisibleMode], active: frozenset[int]
+) -> SelectorSweep | None:
+    if modes["variation_selectors"] != "strip" or "flag" in modes.values():
+        return None
+    selectors = channel_chars("variation_selectors")
+    # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
+    emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}
+    bases = (variation_bases(False), variation_bases(True))
+    only = stripper({"variation_selectors": selectors}, _class(selectors))
+    return selector_sweep(selectors, bases, emoji, active, only)
+
+
 def _by_likelihood(channels: Iterable[str]) -> list[str]:
     order = ("tags", "zero_width", "variation_selectors", "bidi", "fillers", "other_ignorables")
     return sorted(channels, key=order.index)
@@ -161,12 +183,35 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         if ascii_only is not None:
             return ascii_only
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
-        return _bulk(text, rules)
-    return Walk(text, rules).run()
+        return _bulk(text, first.start(), rules)
+    swept = rules.selector_sweep.sweep(text) if rules.selector_sweep is not None else None
+    if swept is None:
+        return Walk(text, rules).run()
+    cleaned, counts = Walk(swept.text, rules).run() if swept.walk else (swept.text, ())
+    merged = dict(counts)
+    for kind, count in (
+        (REMOVED_KIND["variation_selectors"], swept.removed),
+        (KEPT_KIND["variation_selectors"], swept.kept),
+    ):
+        if count:
+            merged[kind] = merged.get(kind, 0) + count
+    return cleaned, tuple(merged.items())
 
 
-def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
-    """Every active character goes: none of them can be legitimate here."""
+def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:
+    """Every active character goes: none of them can be legitimate here. On the UTF-8 bytes
+    when the text has them (Python works once per kind of character present, not per
+    character); else with a regex."""
+    data = encoded(text)
+    if data is None:
+        return _bulk_per_match(text, rules)
+    cleaned, removed = rules.bulk_bytes.strip(text, data, start)
+    return cleaned, tuple(
+        (REMOVED_KIND[channel], removed[channel]) for channel in _by_likelihood(removed)
+    )
+
+
+def _bulk_per_match(text: str, rules: TextRules) -> tuple[str, Counts]:
     removed = "".join(rules.bulk_run.findall(text))
     if not removed:
         return text, ()

@@ -27,6 +27,8 @@ from ._invisible import (
     emoji_zwj_sequences,
     is_legitimate_single,
 )
+from ._selectors import SelectorSweep
+from ._utf8 import Stripper
 
 __all__ = ["FLAGGED_KIND", "KEPT_KIND", "REMOVED_KIND", "Counts", "TextRules", "Walk"]
 
@@ -84,6 +86,11 @@ class TextRules:
     """Per active channel, a run of its characters: counts what bulk cleaning removed."""
     everything_active: bool
     strip_tags: bool
+    bulk_bytes: Stripper
+    """Removes every active character from UTF-8 bytes, counted per channel."""
+    selector_sweep: SelectorSweep | None
+    """Removes the selectors no context can make legitimate, before the walk; None unless
+    selectors are stripped and no channel is `flag`."""
 
     @property
     def inert(self) -> bool:
