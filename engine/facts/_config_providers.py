@@ -19,7 +19,7 @@ from visiongate._suggest import did_you_mean
 from .._diagnostics import Severity
 from .._yaml import DocumentPath
 from .._yaml import shown as one_line
-from ._config_keys import clean, unknown_keys
+from ._config_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
 from ._keys import provider_key
 from ._registry import API_NAMES, ProviderOverride
 
@@ -89,7 +89,8 @@ def read_declaration(
     override, warnings = _override(reader, base, spec)
 
     def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
-        warnings.append(reader.warn(code, message, path, help_text, at_key=True))
+        severity: Severity = "error" if code == MISSPELT_ROUTING_KEY else "warning"
+        warnings.append(reader.warn(code, message, path, help_text, severity, at_key=True))
 
     unknown_keys(reader.data, report, only=tuple(str(part) for part in base))
     folded = {model.lower(): value for model, value in reversed(models.items())}

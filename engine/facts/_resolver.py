@@ -341,6 +341,12 @@ def resolve_vision(
     if runtime is not None:
         line = f"{runtime.provenance}; {line}"
     if answer.verdict == "unknown":
+        default = config.default_vision(provider) if declares else None
+        if default is not None and default.value is not None:
+            line = f"{default.provenance} (fills a catalog miss); {line}"
+            return VisionFact(
+                _vision(default.value), line, answer, warnings, default, expires=expires
+            )
         warnings += _suggestion(inputs.catalog, ref)
     return VisionFact(answer.verdict, line, answer, warnings, expires=expires)
 
