@@ -6,12 +6,13 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _local_runtimes import Runtime, llamacpp, ollama
-from _routing_helpers import without_proxies
+from _routing_helpers import loopback_server, without_proxies
 
 from visiongate.engine import Gate
 from visiongate.engine.facts._catalog import ModelCatalog
@@ -196,3 +197,59 @@ def test_a_config_declaration_is_not_second_guessed_by_the_runtime(
 )
 def test_a_configured_base_url_is_the_runtime_root(url: str, root: str) -> None:
     assert runtime_root(url) == root
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+"""An answer nested 100,000 deep (issue 36, item 7)."""
+
+
+class _DeepAnswers(BaseHTTPRequestHandler):
+    """`/props` and `/api/show` answer 200 with JSON nested 100,000 deep; `/shallow/...` 65."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._deep()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._deep()
+
+    def _deep(self) -> None:
+        body = DEEP if not self.path.startswith("/shallow") else b"[" * 65 + b"]" * 65
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("runtime", ["ollama", "llamacpp"])
+def test_a_runtime_answering_deep_json_is_unknown_in_one_line_and_decisions_go_on(
+    tmp_path: Path, runtime: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: `/props` or `/api/show` nested 100,000 deep raised a RecursionError in
+    `decide` (exit 1, a traceback), and every proxied call then failed."""
+    from visiongate.cli import main
+
+    with without_proxies(), loopback_server(_DeepAnswers) as port:
+        url = f"http://127.0.0.1:{port}"
+        facts = resolver(at(url, runtime), tmp_path).resolve(runtime, "local")
+        assert facts.facts["catalog"] == "unknown"
+        assert "answered JSON nested deeper than 64 levels" in facts.provenance["catalog"]
+        shallow = resolver(at(f"{url}/shallow", runtime), tmp_path / "2").resolve(runtime, "m")
+        assert "nested deeper than 64" in shallow.provenance["catalog"]
+        config = tmp_path / "agent.yaml"
+        config.write_text(f"model:\n  provider: {runtime}\n  base_url: {url}\n")
+        code = main(["decide", "--config", str(config), "--provider", runtime, "--model", "m"])
+    captured = capsys.readouterr()
+    assert code == 0 and "lane:    text" in captured.out
+    assert "Traceback" not in captured.err and "RecursionError" not in captured.err
+
+
+def test_a_deep_runtime_cache_file_is_no_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "runtimes.json"
+    cache.write_bytes(b'{"schema_version": 1, "answers": ' + DEEP + b"}")
+    probe = RuntimeProbe(cache)
+    assert probe.ask("ollama", "http://127.0.0.1:9", "llava").verdict == "unknown"

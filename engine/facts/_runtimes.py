@@ -33,7 +33,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._files import replace_file
-from ._fetch import FetchError, bounded_request
+from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
 
 __all__ = [
     "DEADLINE",
@@ -215,7 +215,7 @@ def _read(path: Path | None) -> dict[tuple[str, str, str], RuntimeAnswer]:
     if path is None:
         return {}
     try:
-        document = json.loads(path.read_text("utf-8"))
+        document = parse_json(path.read_text("utf-8"))
         items = document["answers"] if document.get("schema_version") == SCHEMA_VERSION else []
         answers = [RuntimeAnswer(**item) for item in items]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
@@ -226,7 +226,9 @@ def _read(path: Path | None) -> dict[tuple[str, str, str], RuntimeAnswer]:
 def _json(url: str, method: str, deadline: float, body: Any = None) -> tuple[int, Any]:
     answer = bounded_request(method, url, deadline=deadline, max_bytes=MAX_BYTES, json_body=body)
     try:
-        return answer.status, json.loads(answer.body)
+        return answer.status, parse_json(answer.body)
+    except JsonTooDeep as error:
+        raise FetchError(f"{url} answered {error}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         return answer.status, None
 

@@ -79,10 +79,10 @@ def render_show(document: dict[str, Any]) -> str:
             f"{document['provider']} / {found['id']}: {found['verdict']}{where}{inputs} "
             f"({found['how']})"
         )
-        return "\n".join(lines)
+        return _shown(lines)
     if not document["known"]:
         lines.append(f"no section `{document['provider']}` in the catalog; {document['hint']}")
-        return "\n".join(lines)
+        return _shown(lines)
     vision = sum(1 for item in document["models"] if "image" in item["input"])
     lines.append(
         f"{document['provider']}: {len(document['models'])} model(s), {vision} with image input"
@@ -91,4 +91,12 @@ def render_show(document: dict[str, Any]) -> str:
     for item in document["models"]:
         mark = "vision   " if "image" in item["input"] else "no_vision"
         lines.append(f"  {item['id']:<{width}}  {mark}  input=[{', '.join(item['input'])}]")
-    return "\n".join(lines)
+    return _shown(lines)
+
+
+def _shown(lines: list[str]) -> str:
+    """The lines as a terminal may show them: ids, inputs and hints come from a catalog a
+    mirror served, so control and invisible characters are escaped (`visible`)."""
+    from visiongate._display import visible
+
+    return "\n".join(visible(line) for line in lines)
