@@ -12,7 +12,7 @@ from ..facts._catalog import ModelCatalog
 from ..facts._catalog_store import refreshed_path
 from ..facts._keys import model_id, provider_key
 
-__all__ = ["render_show", "show_document"]
+__all__ = ["missing_line", "render_show", "show_document"]
 
 
 def _origin(catalog: ModelCatalog, cache: Path | None) -> dict[str, Any]:
@@ -50,6 +50,20 @@ def show_document(
     if not models:
         document["hint"] = _section_hint(provider_key(provider), sorted(catalog.providers))
     return document
+
+
+def missing_line(catalog: ModelCatalog, document: dict[str, Any]) -> str:
+    """One line for a look-up that found nothing: the section or the model, with the near
+    name the catalog has (`did you mean `claude-sonnet-4-5`?`) or what it looked at."""
+    from visiongate._display import visible
+
+    provider = document["provider"]
+    if "model" not in document:
+        return visible(f"no section `{provider}` in {catalog.label}; {document['hint']}")
+    found = document["model"]
+    near = catalog.near(provider, found["id"])
+    hint = f"did you mean `{near}`?" if near is not None else found["how"]
+    return visible(f"`{provider}/{found['id']}` is not in {catalog.label}: {hint}")
 
 
 def _section_hint(provider: str, sections: list[str]) -> str:

@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from visiongate.cli import EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import UsageError, print_json
 
 if TYPE_CHECKING:
@@ -134,12 +134,15 @@ def _detail(change: Change) -> str:
 
 def _show(args: argparse.Namespace) -> int:
     from visiongate.engine.facts._catalog_store import current_catalog
-    from visiongate.engine.tooling._catalog_show import render_show, show_document
+    from visiongate.engine.tooling._catalog_show import missing_line, render_show, show_document
 
-    document = show_document(current_catalog(), args.provider, args.model)
+    catalog = current_catalog()
+    document = show_document(catalog, args.provider, args.model)
+    known = document.get("known", True) and document.get("model", {}).get("verdict") != "unknown"
     if args.json:
         print_json({"schema_version": SCHEMA_VERSION, **document})
-    else:
+    elif known:
         print(render_show(document))
-    known = document.get("known", True) and document.get("model", {}).get("verdict") != "unknown"
-    return EXIT_OK if known else EXIT_FINDINGS
+    if not known:  # a failed look-up: one line, with the near name when there is one
+        raise UsageError(missing_line(catalog, document))
+    return EXIT_OK
