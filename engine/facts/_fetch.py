@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Final
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 __all__ = ["MAX_JSON_DEPTH", "Answer", "FetchError", "JsonTooDeep", "bounded_request", "parse_json"]
 
