@@ -55,7 +55,7 @@ def show_document(
 def missing_line(catalog: ModelCatalog, document: dict[str, Any]) -> str:
     """One line for a look-up that found nothing: the section or the model, with the near
     name the catalog has (`did you mean `claude-sonnet-4-5`?`) or what it looked at."""
-    from visiongate._display import visible
+    from visiongate.kernel._display import visible
 
     provider = document["provider"]
     if "model" not in document:
@@ -111,6 +111,6 @@ def render_show(document: dict[str, Any]) -> str:
 def _shown(lines: list[str]) -> str:
     """The lines as a terminal may show them: ids, inputs and hints come from a catalog a
     mirror served, so control and invisible characters are escaped (`visible`)."""
-    from visiongate._display import visible
+    from visiongate.kernel._display import visible
 
     return "\n".join(visible(line) for line in lines)

@@ -234,8 +234,8 @@ def _misspelt_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) 
 
 def _unknown_action(sub: argparse._SubParsersAction, names: Sequence[str], word: str) -> str:  # type: ignore[type-arg]  # argparse's own generic
     """`visiongate catalog: error: unknown action `shwo`: did you mean `show`?`"""
-    from visiongate._display import visible
-    from visiongate._suggest import did_you_mean
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
 
     label = " ".join(["visiongate", *names])
     hint = did_you_mean(word, list(sub.choices))
@@ -247,8 +247,8 @@ def _bad_choice(action: argparse.Action, names: Sequence[str], value: str | None
     option with a fixed set of values (argparse would print its whole usage)."""
     if value is None or action.choices is None or value in action.choices:
         return None
-    from visiongate._display import visible
-    from visiongate._suggest import did_you_mean
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
 
     label = " ".join(["visiongate", *names])
     flag = action.option_strings[-1]

@@ -58,12 +58,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _update(args: argparse.Namespace) -> int:
-    from visiongate._display import visible
     from visiongate.engine.facts._catalog_store import (
         CatalogUpdateError,
         current_catalog,
         update_catalog,
     )
+    from visiongate.kernel._display import visible
 
     try:
         done = update_catalog(args.url, deadline=args.timeout, accept_shrink=args.accept_shrink)
