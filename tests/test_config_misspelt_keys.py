@@ -102,3 +102,24 @@ def test_a_key_the_production_agent_reads_and_visiongate_does_not_is_named_once(
     ignored = [d for d in found if d.code == "ignored-config-key"]
     assert len(ignored) == 1 and "`vision.max_calls_per_image` is not read" in ignored[0].message
     assert ignored[0].severity == "warning"
+
+
+def test_the_readme_shows_the_lines_decide_and_lint_print(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _doc_blocks import operator_lines
+
+    monkeypatch.chdir(tmp_path)
+    Path("agent.yaml").write_text("agent:\n  image_input_mod: text\n")
+    said = ""
+    for argv in (
+        ["decide", "--config", "agent.yaml", *TARGET],
+        ["decide", "--provider", "openruter", "--model", "anthropic/claude-sonnet-4.5"],
+        ["lint", "--config", "agent.yaml"],
+    ):
+        _code, out, err = run(capsys, *argv)
+        said += out + err
+    shown = [line for line in operator_lines() if not line.startswith("visiongate proxy")]
+    assert len(shown) == 5  # decide's two lines, lint's finding with its help and rule
+    for line in shown:
+        assert line in said.splitlines(), line
