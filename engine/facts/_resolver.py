@@ -348,7 +348,36 @@ def resolve_vision(
                 _vision(default.value), line, answer, warnings, default, expires=expires
             )
         warnings += _suggestion(inputs.catalog, ref)
+    warnings += _contradictions(inputs, ref, answer, note)
     return VisionFact(answer.verdict, line, answer, warnings, expires=expires)
+
+
+def _contradictions(
+    inputs: Inputs, ref: ModelRef, answer: CatalogAnswer, note: str
+) -> tuple[str, ...]:
+    """The operator's own contradictions the catalog shows: `native` on a model it lists as
+    text-only (the provider will refuse the pixels), and a model the provider's own section
+    does not list while other providers' do (`--provider anthropic --model gpt-5`)."""
+    catalog, found = inputs.catalog, ()
+    if answer.verdict == "no_vision" and inputs.config.mode.value == "native":
+        found += (
+            f"`agent.image_input_mode` is `native`, but {catalog.label} lists "
+            f"`{answer.matched}` as text-only (input=[{', '.join(answer.inputs)}]): its "
+            "provider refuses images sent to it",
+        )
+    elsewhere = (
+        answer.verdict != "unknown"
+        and note == "exact id"
+        and ref.catalog in catalog.providers
+        and answer.how.startswith(f"not in `{ref.catalog}`")
+    )
+    if elsewhere:
+        found += (
+            f"model `{ref.model}` is not in the `{ref.catalog}` section of {catalog.label}, "
+            f"only under other providers (`{answer.matched}`): is `{ref.provider}` the "
+            "provider meant?",
+        )
+    return found
 
 
 def _declared(
