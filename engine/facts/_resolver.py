@@ -358,7 +358,8 @@ def _contradictions(
     """The operator's own contradictions the catalog shows: `native` on a model it lists as
     text-only (the provider will refuse the pixels), and a model the provider's own section
     does not list while other providers' do (`--provider anthropic --model gpt-5`)."""
-    catalog, found = inputs.catalog, ()
+    catalog = inputs.catalog
+    found: tuple[str, ...] = ()
     if answer.verdict == "no_vision" and inputs.config.mode.value == "native":
         found += (
             f"`agent.image_input_mode` is `native`, but {catalog.label} lists "
