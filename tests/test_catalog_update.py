@@ -376,3 +376,22 @@ def test_catalog_ids_with_terminal_escapes_are_never_printed_raw(
     captured = capsys.readouterr()
     assert "\x1b" not in captured.out and "\x07" not in captured.out
     assert "evil\\x1b]0;owned\\x07\\x1b[2J-model" in captured.out
+
+
+def test_models_dev_url_in_the_agent_config_names_the_catalog(
+    server: str, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 35): the production agent's `models_dev.url` was unread in silence."""
+    from visiongate.engine.facts._config import AgentConfig
+
+    config = tmp_path / "agent.yaml"
+    config.write_text(f"models_dev:\n  url: {server}/good\n")
+    assert AgentConfig.from_file(config).catalog_url == f"{server}/good"
+    capsys.readouterr()
+    assert main(["catalog", "update", "--config", str(config), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["url"] == f"{server}/good"
+    assert main(["catalog", "update", "--config", str(config), "--url", f"{server}/500"]) == 2
+    config.write_text("models_dev:\n  url: models.internal/api.json\n")
+    read = AgentConfig.from_file(config)
+    assert read.catalog_url is None
+    assert [d.code for d in read.diagnostics] == ["invalid-url"]

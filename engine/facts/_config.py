@@ -98,6 +98,8 @@ class AgentConfig:
     """`model_overrides.<model>.supports_vision` by folded model id (any provider's)."""
     catalog_refresh: bool = False
     """`visiongate.catalog_refresh`: a long-running process (the proxy) refreshes the catalog."""
+    catalog_url: str | None = None
+    """`models_dev.url` (the production agent's key): where the catalog is fetched from."""
 
     @classmethod
     def empty(cls) -> AgentConfig:
@@ -230,6 +232,7 @@ class _Reader:
             providers=MappingProxyType(providers),
             model_overrides=MappingProxyType(self.model_overrides()),
             catalog_refresh=self.catalog_refresh(),
+            catalog_url=self.catalog_url(),
             diagnostics=tuple(self.diagnostics + unknown),
         )
 
@@ -405,6 +408,23 @@ class _Reader:
         path: DocumentPath = ("visiongate", "catalog_refresh")
         raw = self.section(path[:1]).get(path[1])
         return bool(raw is not None and self.boolean(raw, path).value)
+
+    def catalog_url(self) -> str | None:
+        """`models_dev.url`, when it is an http(s) URL (else a warning, and the default)."""
+        path: DocumentPath = ("models_dev", "url")
+        raw = self.section(path[:1]).get(path[1])
+        url = clean(raw) if isinstance(raw, str) else ""
+        if raw is None:
+            return None
+        if url.lower().startswith(("http://", "https://")):
+            return url
+        self.warn(
+            "invalid-url",
+            f"`{self.shown(raw, path)}` is not an http(s) URL, `models_dev.url` ignored",
+            path,
+            "write the catalog's URL, such as `https://models.dev/api.json`",
+        )
+        return None
 
     def embed_target(self) -> Sourced[int | None]:
         path: DocumentPath = ("vision", "embed_target_bytes")

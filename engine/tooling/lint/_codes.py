@@ -93,6 +93,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
     LintCode("invalid-byte-count", "warning", "config", "a byte count that is not a number"),
     LintCode("clamped-byte-count", "warning", "config", "a byte count outside its range"),
     LintCode("config-not-list", "warning", "config", "a section that must be a list"),
+    LintCode("invalid-url", "warning", "config", "a URL setting that is not http(s)"),
     LintCode(
         "custom-provider-unnamed", "warning", "config", "a `custom_providers` entry with no name"
     ),

@@ -12,6 +12,7 @@ print them with `visible`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     update.add_argument(
         "--url", help="catalog URL (default: $VISIONGATE_CATALOG_URL, else models.dev)"
+    )
+    update.add_argument(
+        "--config",
+        help="agent config whose `models_dev.url` names the catalog URL (after --url and "
+        "$VISIONGATE_CATALOG_URL)",
     )
     update.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="deadline of the fetch"
@@ -59,14 +65,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _update(args: argparse.Namespace) -> int:
     from visiongate.engine.facts._catalog_store import (
+        URL_ENV,
         CatalogUpdateError,
         current_catalog,
         update_catalog,
     )
     from visiongate.kernel._display import visible
 
+    url = args.url or os.environ.get(URL_ENV) or _config_url(args.config)
     try:
-        done = update_catalog(args.url, deadline=args.timeout, accept_shrink=args.accept_shrink)
+        done = update_catalog(url, deadline=args.timeout, accept_shrink=args.accept_shrink)
     except CatalogUpdateError as error:
         # `current_catalog` never raises: an unusable refreshed copy falls back to the bundled one.
         label = current_catalog().label
@@ -111,6 +119,16 @@ def _update(args: argparse.Namespace) -> int:
         if len(listed) > 20:
             print(f"  ... and {len(listed) - 20} more {word}")
     return EXIT_OK
+
+
+def _config_url(config: str | None) -> str | None:
+    """`models_dev.url` of the agent config given with `--config`, if any."""
+    if config is None:
+        return None
+    from visiongate.cli._common import checked
+    from visiongate.engine.facts._config import AgentConfig
+
+    return checked(lambda: AgentConfig.from_file(config)).catalog_url
 
 
 _KINDS = {

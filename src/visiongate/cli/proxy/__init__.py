@@ -324,9 +324,11 @@ def proxy_options(
     if watch:
         gate.watch()
     if args.catalog is None and gate.resolver.config.catalog_refresh:
-        from visiongate.engine.facts._catalog_store import CatalogRefresher
+        from visiongate.engine.facts._catalog_store import URL_ENV, CatalogRefresher
 
-        CatalogRefresher(gate.resolver).start()  # a daemon thread, off the decide path
+        # `$VISIONGATE_CATALOG_URL` wins over the config's `models_dev.url`, as in `update`.
+        url = os.environ.get(URL_ENV) or gate.resolver.config.catalog_url
+        CatalogRefresher(gate.resolver, url=url).start()  # a daemon thread, off the decide path
     options = ProxyOptions(
         target=ProxyTarget(provider, model, limit),
         command=tuple(command),
