@@ -80,3 +80,55 @@ def test_the_flat_form_still_reads_and_a_default_is_no_model(tmp_path: Path) -> 
     named = gate.decide("anthropic", "_default").provenance["catalog"]
     assert named.startswith("agent.yaml: model_overrides._default.supports_vision: true (fills")
     assert not gate.resolver.config.errors
+
+
+# `providers.<name>.catalog_provider` and the legacy `custom_providers[].catalog_provider`
+# name the catalogued vendor a reseller serves (production agent, #112649).
+RESELLERS = """\
+providers:
+  my-reseller:
+    base_url: https://api.reseller.example/v1
+    api: anthropic
+    catalog_provider: anthropic
+custom_providers:
+  - name: corp-claude
+    base_url: https://llm.corp.example/v1
+    catalog_provider: anthropic
+"""
+
+
+@pytest.mark.parametrize("provider", ["my-reseller", "corp-claude", "custom:corp-claude"])
+def test_a_declared_reseller_reads_its_vendors_catalog_and_route_unverified(
+    tmp_path: Path, provider: str
+) -> None:
+    """Regression: a declared reseller of a catalogued vendor was refused (catalog unknown,
+    path refuses), so its images never reached a model that reads them."""
+    config = tmp_path / "agent.yaml"
+    config.write_text(RESELLERS)
+    gate = Gate.load(config=config, routes=False)
+    decision = gate.decide(provider, "claude-sonnet-4-5")
+    assert decision.facts["catalog"] == "vision"
+    assert decision.provenance["catalog"].endswith(
+        "anthropic/claude-sonnet-4-5 input=[text, image, pdf]"
+    )
+    assert decision.facts["path"] == "unverified"  # never more than the reseller shows
+    route = gate.resolver.resolve(provider, "claude-sonnet-4-5").route
+    assert route.api == "anthropic" and route.evidence == "assumed"
+    assert ".catalog_provider: `anthropic`, resold" in decision.provenance["path"]
+    assert not gate.resolver.config.diagnostics  # `api` with `catalog_provider` has an effect
+
+
+def test_a_reseller_of_a_text_only_model_stays_text(tmp_path: Path) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("providers:\n  ds-reseller: {catalog_provider: deepseek, api: openai-chat}\n")
+    decision = Gate.load(config=config, routes=False).decide("ds-reseller", "deepseek-chat")
+    assert decision.facts["catalog"] == "no_vision" and decision.lane == "text"
+
+
+def test_a_reseller_of_a_vendor_the_registry_does_not_list_is_still_refused(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("providers:\n  resold: {catalog_provider: no-such-vendor}\n")
+    decision = Gate.load(config=config, routes=False).decide("resold", "m")
+    assert decision.facts["path"] == "refuses"

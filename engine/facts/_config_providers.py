@@ -5,6 +5,9 @@
 | `providers.<id>.tool_result_images` (and `.api`) | declares a provider's tool-result path  |
 | `providers.<id>.models.<model>.supports_vision`  | vision of one model (alias `vision`)    |
 | `providers.<id>.base_url`                        | which endpoint (Ollama's `/v1`)         |
+| `providers.<id>.catalog_provider`                | the catalogued vendor a reseller serves |
+
+The same keys are read in a `custom_providers` entry (the production agent's legacy list).
 """
 
 from __future__ import annotations
@@ -54,6 +57,13 @@ class ProviderDeclaration:
     warnings: tuple[str, ...] = ()
     base_url: str | None = None
     """`providers.<id>.base_url`: which endpoint of the provider is used (Ollama's `/v1`)."""
+    api: str | None = None
+    """`api`, when it names an API shape: the override's, or a reseller's (`catalog_provider`)."""
+    catalog_provider: str | None = None
+    """`catalog_provider`: the catalogued vendor this provider resells (its catalog section;
+    its route, unverified, when the registry does not list the reseller)."""
+    origin: str = ""
+    """Where in the config the declaration is (`providers.my-reseller`, `custom_providers.0`)."""
 
     def model_vision(self, model: str) -> Sourced[bool | None] | None:
         """The declaration for a model: the exact key first, then case-insensitively."""
@@ -95,8 +105,18 @@ def read_declaration(
     unknown_keys(reader.data, report, only=tuple(str(part) for part in base))
     folded = {model.lower(): value for model, value in reversed(models.items())}
     base_url = clean(spec.get("base_url")) or None
+    reseller = provider_key(clean(spec.get("catalog_provider"))) or None
+    where = ".".join(str(part) for part in base)
+    api = clean(spec.get("api")).lower()
     return ProviderDeclaration(
-        override, MappingProxyType(models), MappingProxyType(folded), tuple(warnings), base_url
+        override,
+        MappingProxyType(models),
+        MappingProxyType(folded),
+        tuple(warnings),
+        base_url,
+        api if api in API_NAMES else None,
+        reseller,
+        where,
     )
 
 
@@ -146,7 +166,7 @@ def _override(
             )
         )
         api = None
-    if api is not None and images is None:
+    if api is not None and images is None and not clean(spec.get("catalog_provider")):
         warnings.append(
             reader.warn(
                 "api-without-declaration",

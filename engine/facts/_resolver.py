@@ -191,6 +191,9 @@ class FactResolver:
         here = self._provider(provider)
         declaration = here.declaration
         ref = self.registry.locate(provider, model, here.base_url)
+        reseller = declaration.catalog_provider if declaration is not None else None
+        if reseller is not None:
+            ref = _in_section(ref, reseller)
         vision = resolve_vision(self._inputs(), provider, ref, declaration, model, here.declares)
         catalog = vision.value
         declared = vision.declared
@@ -202,6 +205,8 @@ class FactResolver:
             if declared is not None and declared.value
             else None,
         )
+        if reseller is not None and declaration is not None and not route.known:
+            route = self._resold(route, ref, declaration, reseller, catalog)
         route = self._learned(route, ref)
         cell, facts = _cell_facts(config.mode.value, catalog, config.aux.value, route.path)
         provenance = {
@@ -247,6 +252,44 @@ class FactResolver:
             f"its route refuses: did you mean `{close[0]}`?",
         )
 
+    def _resold(
+        self,
+        route: ProviderRoute,
+        ref: ModelRef,
+        declaration: ProviderDeclaration,
+        vendor: str,
+        vision: str,
+    ) -> ProviderRoute:
+        """The route of a provider the registry does not list that the config declares a
+        reseller of a catalogued vendor (`catalog_provider`): the vendor's verdict for the
+        model, over the declared API (`api`, else the vendor's), never more than unverified."""
+        sold = self.registry.route_ref(self.registry.locate(vendor, ref.model), vision=vision)
+        if not self.registry.entries.get(sold.provider):
+            return route  # a vendor the registry does not list either: the refusal stands
+        api = sold.api
+        if declaration.api is not None and declaration.api in self.registry.apis:
+            api = declaration.api
+        limits = self.registry.apis[api]
+        reason = (
+            f"{declaration.origin}.catalog_provider: `{vendor}`, resold; {vendor}'s route "
+            f"over api {api}, unverified for the reseller: {sold.reason}"
+        )
+        return replace(
+            sold,
+            provider=route.provider,
+            api=api,
+            reason=reason,
+            formats=limits.formats,
+            max_image_base64=limits.max_image_base64,
+            max_edge_px=limits.max_edge_px,
+            max_images_per_request=limits.max_images_per_request,
+            source=self.config.label,
+            evidence="assumed",
+            cites="",
+            where="",
+            known=True,
+        )
+
     def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
         """The route as the overlay settles it, when it holds a verdict for this model."""
         found = self.routes.find(ref.provider, ref.model, ref.matched)
@@ -262,6 +305,15 @@ class FactResolver:
             where="",
             known=True,
         )
+
+
+def _in_section(ref: ModelRef, section: str) -> ModelRef:
+    """`ref` looked up in catalog section `section` (a reseller's `catalog_provider`)."""
+    lookups = tuple(
+        (section if where == ref.catalog else where, model, how)
+        for where, model, how in ref.lookups
+    )
+    return replace(ref, catalog=section, lookups=lookups)
 
 
 _CELLS: dict[Cell, tuple[Cell, Mapping[str, str]]] = {}
