@@ -36,7 +36,7 @@ from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
 from ._registry_types import build
 from ._routes import LearnedRoute, RouteOverlay
-from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url
+from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url, is_private_url
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8
@@ -203,7 +203,7 @@ class FactResolver:
             vision=catalog,
             declared_vision=declared.provenance
             if declared is not None and declared.value
-            else None,
+            else (vision.probed if catalog == "vision" else None),
         )
         if reseller is not None and declaration is not None and not route.known:
             route = self._resold(route, ref, declaration, reseller, catalog)
@@ -360,6 +360,9 @@ class VisionFact(NamedTuple):
     """The config's declaration, when one answered."""
     expires: float | None = None
     """When a runtime's answer stops being fresh (epoch seconds); None when none was asked."""
+    probed: str | None = None
+    """A local server's own `vision` answer for a provider the registry does not list: it
+    opens that provider's route as a declaration would."""
 
 
 @dataclass(frozen=True)
@@ -387,7 +390,10 @@ def resolve_vision(
     runtime = _ask_runtime(inputs, provider, ref)
     expires = inputs.runtimes.expires(runtime) if runtime is not None else None
     if runtime is not None and runtime.verdict != "unknown":
-        return VisionFact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
+        probed = runtime.provenance if runtime.runtime == "local" else None
+        return VisionFact(
+            runtime.verdict, runtime.provenance, None, warnings, None, expires, probed
+        )
     answer, note = inputs.catalog.first_known(ref.lookups)
     line = _catalog_line(inputs.catalog, answer, ref, "" if note == "exact id" else note)
     if runtime is not None:
@@ -451,7 +457,13 @@ def _declared(
 
 def _ask_runtime(inputs: Inputs, provider: str, ref: ModelRef) -> RuntimeAnswer | None:
     entry = inputs.registry.entries.get(ref.provider)
-    if entry is None or entry.runtime is None:
+    if entry is None:
+        # A custom endpoint the registry does not list: asked when it is local or private.
+        base_url = inputs.config.base_url_for(provider)
+        if base_url is None or not is_private_url(base_url):
+            return None
+        return inputs.runtimes.ask("local", base_url, ref.model)
+    if entry.runtime is None:
         return None
     base_url = inputs.config.base_url_for(provider) or default_base_url(entry.runtime)
     return inputs.runtimes.ask(entry.runtime, base_url, ref.model)
