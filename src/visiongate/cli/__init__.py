@@ -85,6 +85,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "visiongate.cli.probe",
         "send one real tool call with an image of a code and see whether the model reads it",
     ),
+    "playground": (
+        "visiongate.cli.playground",
+        "edit a policy in a local web page: lint, the 54 cells, diff, tests and routes, live",
+    ),
     "version": (
         "visiongate.cli.version",
         "print the package, policy language and JSON schema versions",
