@@ -23,6 +23,7 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
+from ..proxy._notices import NoticeBoard
 from ..proxy._relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
@@ -56,6 +57,10 @@ class Gateway:
         self._sessions: dict[str, Session] = {}
         self._group: anyio.abc.TaskGroup | None = None
         self._vision = _VisionPool(gate)
+        self.notices = NoticeBoard()
+        """The session targets whose warnings were said (`_app`), once each."""
+        target = options.proxy.target
+        self.notices.first_time(target.provider, target.model)  # said at start
 
     # -- admission ------------------------------------------------------------------------------
 

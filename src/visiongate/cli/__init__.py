@@ -107,7 +107,7 @@ exit codes (every command):
   1  findings: lint or test failures, lane changes (diff), audit findings, an inconclusive
      probe, files fmt --check would change, missing or stale pages (docs --check)
   2  usage or input error: a bad flag, a missing or unreadable input file, an output that
-     cannot be written, no policy or test file found
+     cannot be written, no policy or test file found, a name a look-up does not find
   3  a policy or configuration that fails to load (lint reports a policy's load errors as
      findings, 1; `lint --config` exits 3 on an agent config the gate fails closed on)
   4  `mcp call`: the tool answered with an error (`isError`); its routed result is printed"""
@@ -219,15 +219,45 @@ def _misspelt_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) 
                 action = target._option_string_actions.get(word[:2])  # `-oFILE`
             if action is None:
                 return _unknown_option(target, names, word)
-            if action.nargs != 0 and "=" not in word and words:
-                words.pop(0)  # its value, whatever it looks like
+            value = word.split("=", 1)[1] if "=" in word else None
+            if action.nargs != 0 and value is None and words:
+                value = words.pop(0)  # its value, whatever it looks like
+            problem = _bad_choice(action, names, value)
+            if problem is not None:
+                return problem
             continue
         sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and word in sub.choices:
             target, names = sub.choices[word], [*names, word]
+        elif sub is not None and names:
+            return _unknown_action(sub, names, word)
         elif any(a.nargs == argparse.REMAINDER for a in target._actions if not a.option_strings):
             return None  # the server command: its flags are its own
     return None
+
+
+def _unknown_action(sub: argparse._SubParsersAction, names: Sequence[str], word: str) -> str:  # type: ignore[type-arg]  # argparse's own generic
+    """`visiongate catalog: error: unknown action `shwo`: did you mean `show`?`"""
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
+
+    label = " ".join(["visiongate", *names])
+    hint = did_you_mean(word, list(sub.choices))
+    return f"{label}: error: unknown action `{visible(word)}`: {hint}"
+
+
+def _bad_choice(action: argparse.Action, names: Sequence[str], value: str | None) -> str | None:
+    """`visiongate lint: error: `--format jsn` is not a format: did you mean `json`?`, for an
+    option with a fixed set of values (argparse would print its whole usage)."""
+    if value is None or action.choices is None or value in action.choices:
+        return None
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
+
+    label = " ".join(["visiongate", *names])
+    flag = action.option_strings[-1]
+    hint = did_you_mean(value, [str(choice) for choice in action.choices])
+    return f"{label}: error: `{flag}` does not take `{visible(value)}`: {hint}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
