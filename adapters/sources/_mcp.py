@@ -29,6 +29,7 @@ Choices an agent developer should know:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -95,7 +96,12 @@ async def route_mcp(
     described, marked = _descriptions(outcome, sanitizer)
     copies = Copies.of(read, outcome.attached_by_index())
     text = _compose(read, outcome, clean, described, copies, declared)
-    problem = schema_check(output_schema, copies.structured, clean)
+    # The schema and the content are the server's: checked off the loop, under a bound.
+    problem = (
+        await asyncio.to_thread(schema_check, output_schema, copies.structured, clean)
+        if declared
+        else None
+    )
     execution = _execution(read, outcome, clean.is_error, tool_name)
     execution |= {
         "unverified_media_lines": read.unverified_media_lines + marked,
