@@ -421,8 +421,8 @@ def schema_problem(schema: Any, value: Any) -> str | None:
 
 
 def out_of_time(problem: str | None) -> bool:
-    """`mcp._schemas.out_of_time`, imported as `schema_problem` is."""
-    from ..mcp._schemas import out_of_time as timed_out
+    """`wire._schemas.out_of_time`, imported as `schema_problem` is."""
+    from ..wire._schemas import out_of_time as timed_out
 
     return timed_out(problem)
 
