@@ -76,8 +76,8 @@ class RoutedResult:
     images: tuple[ProcessedImage, ...] = ()
     descriptions: tuple[DescriptionNote, ...] = ()
     structured_content: Any = None
-    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as the lane
-    left it (the fitted bytes of an attached image, else its `MEDIA:` path). Goes to the
+    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as its
+    `MEDIA:` path (or why it was refused), never base64, whatever the lane. Goes to the
     client (`to_mcp`) when the tool declares an output schema; otherwise it is written into
     `text` (images as paths) when the tool's text did not already carry it."""
     meta: Mapping[str, Any] | None = None

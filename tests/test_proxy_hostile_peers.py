@@ -228,6 +228,32 @@ async def test_sigterm_during_a_backtracking_check_ends_the_proxy(tmp_path: Path
     no_traceback(tmp_path)
 
 
+async def test_a_result_whose_routing_outlasts_the_timeout_is_still_answered(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 36): a call's deadline ended when the server answered, so a routing
+    step that never ended left the call unanswered for ever (not even a timeout error), while
+    `ping` was answered. Routing has a deadline of its own: here the 2 s schema check outlasts
+    `--timeout 1`."""
+    client = await RawClient.start(proxy_argv([*SERVER], "--timeout", "1"), tmp_path)
+    try:
+        await client.initialize()
+        await client.request("tools/list")
+        answer = await client.request("tools/call", {"name": "backtrack2"}, timeout=20)
+        assert answer["error"]["code"] == -32001, answer
+        assert "routing the result took longer than 1s" in answer["error"]["message"], answer
+        assert "result" in await client.request("ping")
+        await asyncio.sleep(2.5)  # the check ends on its thread; nothing more is sent for it
+        assert "result" in await client.request("ping")
+        assert ids_answered(client).count(answer["id"]) == 1
+        assert await client.close() == 0
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+    no_traceback(tmp_path)
+
+
 # -- the policy path ------------------------------------------------------------------------
 
 

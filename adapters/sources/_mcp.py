@@ -18,12 +18,12 @@ Choices an agent developer should know:
   client gets them with their annotations (`execution.user_only`), the model a note counting
   them; their images are cached but never attached, described or (unless `reference`) named.
 - An `is_error` result stays text: its images are cached and referenced, never attached.
-- `structured_content` is a second copy of the result and gets the same lane (`wire._copies`):
-  an image in it carries the same fitted bytes as the attached image, or the line the model
-  reads for it (its `MEDIA:` path) in place of the base64; the server's `MEDIA:` lines in it
-  are marked. With the tool's `output_schema`, the copy is checked against it and goes to the
-  client (`to_mcp`); without one it is a JSON line of the text (only when no text block holds
-  it), images as references. `_meta` likewise, never with pixels.
+- `structured_content` is a second copy of the result (`wire._copies`): an image in it is the
+  line the model reads for it (its `MEDIA:` path) in place of the base64, whatever the lane
+  (a client may hand that copy to the model as text; the pixels are in the content); the
+  server's `MEDIA:` lines in it are marked. With the tool's `output_schema`, the copy is
+  checked against it and goes to the client (`to_mcp`); without one it is a JSON line of the
+  text (only when no text block holds it). `_meta` likewise, never with pixels.
 - Text blobs are read as text; audio passes to the client as it came.
 """
 
@@ -67,11 +67,6 @@ class _Outcome:
         self.notes.append(f"[image {found.index} not attached: {reason}]")
         self.refused.append({"index": found.index, "reason": reason})
 
-    def attached_by_index(self) -> dict[int, ProcessedImage]:
-        return {
-            done["index"]: image for done, image in zip(self.attached, self.images, strict=True)
-        }
-
 
 async def route_mcp(
     result: object,
@@ -90,11 +85,11 @@ async def route_mcp(
     # Decoding, hashing and caching the images: on the image workers, never on the loop.
     read = await context.off_loop(holds_images(clean), read_result, clean, context.cache, user_only)
     declared = output_schema is not None
-    shares = Shares.of(read, context.result_budget, declared)
+    shares = Shares.of(read, context.result_budget)
     user = await user_parts(read, context, shares.user)
     outcome = await _carry_out(read, clean.is_error, shares.for_model(context, user))
     described, marked = _descriptions(outcome, sanitizer)
-    copies = Copies.of(read, outcome.attached_by_index())
+    copies = Copies.of(read)
     text = _compose(read, outcome, clean, described, copies, declared)
     # The schema and the content are the server's: checked off the loop, under a bound.
     problem = (

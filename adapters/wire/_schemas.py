@@ -62,8 +62,8 @@ STRING_CONSTRAINTS: Final = (
 """What a string schema may say that a `MEDIA:` path or another image format would break."""
 _PAYLOAD_FORMATS: Final = frozenset({"byte", "binary", "data-url", "base64"})
 _RELAXED_NOTE: Final = (
-    "(visiongate: holds the image data when the image is sent as pixels, else its MEDIA: path "
-    "or why it was not sent)"
+    "(visiongate: holds the image's MEDIA: path, or why it was not sent; an image sent as "
+    "pixels is in the content)"
 )
 _ONE_SCHEMA: Final = (
     "additionalProperties",
