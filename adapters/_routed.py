@@ -92,6 +92,9 @@ class RoutedResult:
     """The payload shape the images were fitted and guarded for (None: the route's own)."""
     client: ClientParts = field(default_factory=ClientParts)
     """What the MCP client gets besides the model's text and images."""
+    server_lines: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The lines of the tool's own (sanitized) text: a cut to the client's limit never keeps
+    one of them for a note of the proxy's, whatever it starts with."""
     sink: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
     """The trace sink `record` was written to (None: not written, `trace=False`): rendering
     that withholds more images writes the amended record there too."""

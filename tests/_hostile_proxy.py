@@ -32,6 +32,7 @@ arguments after MODE are ignored (a test's marker to find the processes by).
 | `backtrack2`   | 60 a's and `!` for `^(a|aa)+$`, which backtracks in the `regex` engine too |
 | `ref_loop`     | structured content for an output schema whose `$ref`s loop                 |
 | `base64_count` | a PNG's base64 where the output schema wants a number                      |
+| `bracketed`    | a 200 KB log, one line in 100 starting with `[` (`[INFO] …`) as notes do    |
 
 `resources/read` is answered with a string where an object belongs.
 """
@@ -264,6 +265,14 @@ def base64_count(request: dict[str, Any], arguments: dict[str, Any]) -> None:
     structured(request, {"count": png(Image.new("RGB", (64, 64), "red"))})
 
 
+def bracketed(request: dict[str, Any], arguments: dict[str, Any]) -> None:
+    lines = [
+        f"{'[INFO] ' if number % 100 == 0 else ''}request {number} served, past any cut"
+        for number in range(4000)
+    ]
+    result(request, {"content": [{"type": "text", "text": "\n".join(lines)}]})
+
+
 HANDLERS = {
     "smuggle": smuggle,
     "six": six,
@@ -286,6 +295,7 @@ HANDLERS = {
     "backtrack2": backtrack2,
     "ref_loop": ref_loop,
     "base64_count": base64_count,
+    "bracketed": bracketed,
 }
 
 

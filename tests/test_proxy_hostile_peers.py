@@ -254,6 +254,22 @@ async def test_a_result_whose_routing_outlasts_the_timeout_is_still_answered(
     no_traceback(tmp_path)
 
 
+async def test_server_lines_like_notes_are_not_kept_past_a_cut(tmp_path: Path) -> None:
+    """Regression (issue 36): after the note that says the rest was left out, a cut log kept
+    the server's lines that begin with `[` (`[INFO] …`) as if they were the proxy's notes."""
+    async with session(tmp_path, "--max-result-bytes", "65536") as client:
+        answer = await client.request("tools/call", {"name": "bracketed"})
+        (block,) = answer["result"]["content"]
+        lines = block["text"].split("\n")
+        (cut,) = [i for i, line in enumerate(lines) if line.startswith("[visiongate: this result")]
+        assert lines[0].startswith("[INFO] request 0 ") and cut > 100
+        assert not any(line.startswith("request") for line in lines[cut + 1 :])
+        assert not any(line.startswith("[INFO]") for line in lines[cut + 1 :]), lines[cut:][:5]
+        await the_slow_call_is_answered_once(client)
+        assert await client.close() == 0
+    no_traceback(tmp_path)
+
+
 # -- the policy path ------------------------------------------------------------------------
 
 

@@ -213,7 +213,14 @@ class CallRouter:
         if routed.meta:
             wire["_meta"] = dict(routed.meta)
         check = (lambda value: schema_problem(schema.schema, value)) if schema else None
-        fit = (call.request_id, wire, self._target.max_result_bytes, self._store, check)
+        fit = (
+            call.request_id,
+            wire,
+            self._target.max_result_bytes,
+            self._store,
+            check,
+            routed.server_lines,
+        )
         # Fitting a large answer may encode megabytes and write the full text: off the loop.
         # A small one costs microseconds, less than the hop to a thread.
         if raw_size > _INLINE_FIT_BYTES or routed.images or routed.client.passed:

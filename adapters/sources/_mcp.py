@@ -43,7 +43,7 @@ from ..vision import DescriptionNote
 from ..wire._blocks import FoundImage, ReadResult, hidden_note, read_result
 from ..wire._edge import read_tool_result
 from ..wire._text import decoded_text_blobs
-from ..wire._wire import TextBlock, ToolResult
+from ..wire._wire import EmbeddedBlock, TextBlock, TextContents, ToolResult
 from ._lane import LaneContext, attached_summary, description_block, holds_images, image_label
 from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
 from ._user import user_parts
@@ -118,7 +118,19 @@ async def route_mcp(
         record=context.record(execution, sanitizer.counts()),
         api=context.payload_api,
         client=client_parts(read, outcome.attached, user, declared, problem),
+        server_lines=_server_lines(clean),
     )
+
+
+def _server_lines(clean: ToolResult) -> frozenset[str]:
+    """The lines of the tool's own text: its text blocks and embedded text resources."""
+    texts: list[str] = []
+    for block in clean.content:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, EmbeddedBlock) and isinstance(block.resource, TextContents):
+            texts.append(block.resource.text)
+    return frozenset(line for text in texts for line in text.split("\n"))
 
 
 def _model_paths(read: ReadResult) -> tuple[str, ...]:
