@@ -223,6 +223,8 @@ class PolicyWatcher:
         self._pending: Seen | None = None
         """What the previous poll saw of a changed file, to compare with the next one."""
         self._failed_sha: str | None = None
+        self._unreadable_reason: str | None = None
+        """Why the file could not be read at the last poll, once reported (said once)."""
         self._inode = _initial_inode(source)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -242,7 +244,8 @@ class PolicyWatcher:
                 try:
                     seen = look(self._source)
                 except PolicyError as error:
-                    return self._failed(current, error.diagnostics, "unreadable")
+                    return self._unreadable(current, error.diagnostics)
+                self._unreadable_reason = None
                 if seen is not None and seen.sha256 == sha:
                     self._pending = self._failed_sha = None
                     self._inode = seen.inode
@@ -308,6 +311,19 @@ class PolicyWatcher:
         self._failed_sha = None
         logger.info("visiongate: policy %s reloaded (sha256 %s)", seen.file, compiled.policy.sha256)
         return ReloadResult(True, True, compiled.policy.sha256)
+
+    def _unreadable(
+        self, current: CompiledPolicy, diagnostics: tuple[Diagnostic, ...]
+    ) -> ReloadResult:
+        """A file that cannot be read (a FIFO swapped in, say) is reported once, like a broken
+        one, not at every poll; the warning stays in every decision until it reads again."""
+        from ._gate import ReloadResult
+
+        reason = diagnostics[0].message if diagnostics else "unknown error"
+        if reason == self._unreadable_reason:
+            return ReloadResult(False, False, current.policy.sha256, waiting=False)
+        self._unreadable_reason = reason
+        return self._failed(current, diagnostics, "unreadable")
 
     def _failed(
         self, current: CompiledPolicy, diagnostics: tuple[Diagnostic, ...], what: str

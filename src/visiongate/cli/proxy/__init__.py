@@ -250,7 +250,7 @@ def _stdout_closed() -> bool:
 
 
 def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
-    from visiongate.cli._signals import Interrupted, signals_raise
+    from visiongate.cli._signals import Interrupted, signals_held, signals_raise
 
     started: Any = None
     try:
@@ -259,7 +259,8 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
             if command:
                 from visiongate.adapters.mcp._child import start_server
 
-                started = start_server(command)
+                with signals_held():  # a signal waits until `started` holds the server
+                    started = start_server(command)
             check_gate_inputs(args)
             return _gate_and_relay(args, command, headers, started)
     except Interrupted as stopped:
