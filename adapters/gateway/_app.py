@@ -12,9 +12,10 @@ A request refused here gets an HTTP status that says what and a JSON-RPC error t
 (with the request's id when it had one): 400 a malformed or misplaced request, 401 no valid
 token, 403 a foreign Origin, 404 no such session (it ended, idled out, belongs to another
 client or lived on a replica that is gone: initialize again, as the specification asks), 405,
-408 a body slower than `--read-timeout`, 413 a body over `--max-request-bytes`, 421 a foreign
-Host, 429 more requests in flight in the session than `--session-concurrency`, 503
-`--max-sessions` reached or the gateway draining (both with `Retry-After`). A connection
+408 a body slower than `--read-timeout` and 413 a body over `--max-request-bytes` (both close
+the connection: its unread rest is no request), 421 a foreign Host, 429 more requests in
+flight in the session than `--session-concurrency`, 503 `--max-sessions` reached or the
+gateway draining (both with `Retry-After`). A connection
 whose request head is slower than `--read-timeout` is closed unanswered (`_http`).
 """
 
@@ -35,6 +36,7 @@ from ..proxy._jsonrpc import (
     PARSE_ERROR,
     TOO_DEEP,
     encode,
+    id_key,
     parse_value,
 )
 from ..proxy._relay import log
@@ -109,11 +111,11 @@ class GatewayApp:
                 body = await _read_body(receive, self.gateway.options.max_request_bytes)
             if reading.cancelled_caught:
                 text = f"the request body did not arrive within {seconds:g} s (--read-timeout)"
-                return await self._refuse("slow_body", 408, text)(scope, receive, send)
+                return await _closing(self._refuse("slow_body", 408, text))(scope, receive, send)
             if body is None:
                 limit = self.gateway.options.max_request_bytes
                 text = f"the request body is over the gateway's limit of {limit} bytes"
-                return await self._refuse("too_large", 413, text)(scope, receive, send)
+                return await _closing(self._refuse("too_large", 413, text))(scope, receive, send)
             receive = _replayed(body, receive)
             message, malformed = _read_message(body)
             if malformed is not None:  # before the session question: say what is wrong first
@@ -292,6 +294,13 @@ def _refused(status: int, code: int, text: str, request_id: Any = None) -> Respo
     return Response(body, status_code=status, media_type="application/json")
 
 
+def _closing(response: Response) -> Response:
+    """`response`, and the connection closed after it: the rest of the body was never read,
+    so what follows on the connection is not a request's head."""
+    response.headers["connection"] = "close"
+    return response
+
+
 def _unauthorized() -> Response:
     refused = _refused(
         401,
@@ -372,7 +381,19 @@ def _read_message(body: bytes) -> tuple[Any, tuple[int, str] | None]:
         )
     if problem:
         return message, (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}")
+    if message is not None and not _valid_id(message):
+        return message, (
+            INVALID_REQUEST,
+            "the message's `id` must be a string or an integer (JSON-RPC 2.0; MCP allows no other)",
+        )
     return message, None
+
+
+def _valid_id(message: dict[str, Any]) -> bool:
+    """No `id`, or one a JSON-RPC peer may give (`null` is left to the transport, which
+    reads it as JSON-RPC does); an object, an array, `true` or a fraction is no id."""
+    request_id = message.get("id")
+    return request_id is None or id_key(request_id) is not None
 
 
 def _is_request(message: Any) -> bool:

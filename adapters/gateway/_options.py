@@ -21,12 +21,14 @@ __all__ = [
     "DEFAULT_DRAIN_S",
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_PATH",
     "DEFAULT_READ_TIMEOUT_S",
     "DEFAULT_SESSION_CONCURRENCY",
     "MODEL_HEADER",
     "PROVIDER_HEADER",
+    "SDK_SSE_EVENT_BYTES",
     "GatewayOptions",
     "SessionTarget",
     "session_target",
@@ -44,6 +46,13 @@ a client on loopback or a LAN sends an MCP message in milliseconds)."""
 DEFAULT_DRAIN_S: Final = 30.0
 DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
 """The longest request body read from a client (the SDK's own default)."""
+SDK_SSE_EVENT_BYTES: Final = 1024 * 1024
+"""The largest SSE event the Python SDK's Streamable HTTP client reads (`max_sse_event_size`,
+1 MiB), and so fastmcp's and pydantic-ai's: a larger answer fails there, whole."""
+DEFAULT_MAX_RESULT_BYTES: Final = SDK_SSE_EVENT_BYTES - 16 * 1024
+"""The largest message the gateway sends a client by default (`--max-result-bytes`): results
+are fitted under the SDK client's 1 MiB per event, with room for the event's own lines and for
+the transport's re-encoding of the message (the stdio proxy's 10 MB would fail them)."""
 PROVIDER_HEADER: Final = "x-visiongate-provider"
 MODEL_HEADER: Final = "x-visiongate-model"
 _NAME: Final = re.compile(r"[\x21-\x7e]{1,200}")

@@ -68,7 +68,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-result-bytes",
         type=_byte_count,
         metavar="BYTES",
-        help="largest message sent to the client (default 10000000, the SDKs' stdio limit)",
+        help="largest message sent to the client (default 10000000, the SDKs' stdio limit; "
+        "with --listen 1032192, under the SDK client's 1 MiB per SSE event)",
     )
     limits.add_argument(
         "--client", choices=CLIENTS, help="the client's known limit (claude-desktop: 1000000)"

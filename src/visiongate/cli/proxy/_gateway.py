@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.cli._common import UsageError, checked
@@ -174,6 +175,9 @@ def _gateway_options(
     from visiongate.cli.proxy import proxy_options
 
     gate, proxy = proxy_options(args, command, headers, extra_trace=metrics.record)
+    if args.max_result_bytes is None and args.client is None:  # the SDK client's 1 MiB event
+        target = replace(proxy.target, max_result_bytes=defaults.DEFAULT_MAX_RESULT_BYTES)
+        proxy = replace(proxy, target=target)
     options = GatewayOptions(
         proxy=proxy,
         host=host,
