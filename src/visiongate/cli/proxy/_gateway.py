@@ -102,6 +102,8 @@ def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str,
                 f"the gateway needs `{error.name}`: install `pip install 'visiongate[gateway]'`"
             ) from None
         raise
+    if args.read_timeout is not None:
+        _check_head_deadline()
     try:
         with signals_raise():
             check_gate_inputs(args)
@@ -119,6 +121,22 @@ def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str,
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped} while starting", file=sys.stderr)
         return stopped.exit_code
+
+
+def _check_head_deadline() -> None:
+    """`--read-timeout` needs the uvicorn internals the head deadline hooks into: refused,
+    naming what is missing, on a uvicorn without them (see `adapters.gateway._http`)."""
+    import uvicorn
+
+    from visiongate.adapters.gateway._http import missing_hooks
+
+    missing = missing_hooks()
+    if missing:
+        raise UsageError(
+            f"`--read-timeout` cannot be kept on uvicorn {uvicorn.__version__}: its h11 "
+            f"protocol lacks {', '.join(missing)}; install the uvicorn the `gateway` extra "
+            "pins (`pip install 'visiongate[gateway]'`)"
+        )
 
 
 def _token(args: argparse.Namespace, host: str) -> str | None:
