@@ -52,6 +52,19 @@ __all__ = ["GatewayApp"]
 SESSION_HEADER: Final = "mcp-session-id"
 _RETRY_AFTER_S: Final = "5"
 _OPS: Final = ("/healthz", "/readyz", "/metrics")
+_NOT_ADMITTED: Final = {
+    "max_sessions": (
+        503,
+        "the gateway is at its limit of {0} sessions (--max-sessions), each with a request "
+        "in flight or a stream open; try again shortly",
+    ),
+    "credential_cap": (
+        429,
+        "these credentials have {1} sessions open, their limit (--max-sessions-per-credential), "
+        "each with a request in flight or a stream open; end one (DELETE) or try again shortly",
+    ),
+    "draining": (503, "the gateway is shutting down and opens no new session; try again shortly"),
+}
 
 
 class GatewayApp:
@@ -170,15 +183,12 @@ class GatewayApp:
             )
             refused = self._refuse("bad_request", 400, text, message)
             return await refused(scope, receive, send)
-        why = gateway.refusal()
+        why = gateway.admit(owner_digest(request.headers, gateway.options.forward_headers))
         if why is not None:
-            text = (
-                f"the gateway is at its limit of {gateway.options.max_sessions} sessions "
-                "(--max-sessions); try again shortly"
-                if why == "max_sessions"
-                else "the gateway is shutting down and opens no new session; try again shortly"
-            )
-            refused = self._refuse(why, 503, text, message, code=INTERNAL_ERROR)
+            code, said = _NOT_ADMITTED[why]
+            limits = gateway.options
+            said = said.format(limits.max_sessions, limits.max_sessions_per_credential)
+            refused = self._refuse(why, code, said, message, code=INTERNAL_ERROR)
             refused.headers["retry-after"] = _RETRY_AFTER_S
             return await refused(scope, receive, send)
         target = session_target(request.headers, request.query_params, gateway.options.proxy.target)
@@ -265,10 +275,12 @@ class GatewayApp:
 
         if counted:
             session.in_flight += 1
+        session.touch()
         try:
             await session.transport.handle_request(scope, receive, watched)
         finally:
             done()
+            session.touch()
             if listening and status == 200:
                 assert downstream is not None
                 downstream.not_listening()

@@ -113,6 +113,8 @@ def _upstream(options: GatewayOptions) -> str:
     proxy = options.proxy
     if proxy.url is not None:
         return f"one session of {proxy.url} per client session"
+    if options.upstream == "shared":
+        return "one server process shared by every client session"
     return "one server process per client session"
 
 

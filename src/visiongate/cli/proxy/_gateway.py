@@ -57,6 +57,9 @@ _FLAGS: Final = (
     "replica_id",
     "max_request_bytes",
     "read_timeout",
+    "upstream",
+    "max_sessions_per_credential",
+    "evict_idle_after",
 )
 
 
@@ -212,5 +215,8 @@ def _gateway_options(
         max_request_bytes=args.max_request_bytes or defaults.DEFAULT_MAX_REQUEST_BYTES,
         read_timeout=args.read_timeout or defaults.DEFAULT_READ_TIMEOUT_S,
         replica=args.replica_id or os.environ.get("VISIONGATE_REPLICA_ID") or None,
+        upstream=args.upstream or "per-session",
+        max_sessions_per_credential=args.max_sessions_per_credential,
+        evict_idle_after=args.evict_idle_after or defaults.DEFAULT_EVICT_IDLE_AFTER_S,
     )
     return gate, options
