@@ -41,7 +41,7 @@ import anyio
 import anyio.abc
 import msgspec
 
-from visiongate._framing import Oversized
+from visiongate.kernel._framing import Oversized
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..proxy._jsonrpc import INTERNAL_ERROR, IdKey, encode, error_response, id_key
