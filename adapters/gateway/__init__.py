@@ -6,7 +6,8 @@ session for a stdio command, a session per session with a `--url` server), all t
 relay, routing, cleaning, caps and records of `visiongate proxy` (`adapters.proxy`). The HTTP
 side is the official SDK's `StreamableHTTPServerTransport` under uvicorn; the parts:
 
-- `_app`: the ASGI application (the MCP endpoint, `/healthz`, `/readyz`, `/metrics`);
+- `_app`: the ASGI application (the MCP endpoint, `/healthz`, `/readyz`, `/metrics`), and
+  `_body`: a POST's body read, replayed and checked before the transport has it;
 - `_security`: the front door (Host, Origin, bearer token, sessions bound to credentials);
 - `_gateway`: the open sessions, admission (evicting the idle longest when full) and draining;
   `_session`: one session; `_shared`: one server for every session (`--upstream shared`);

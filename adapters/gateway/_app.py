@@ -33,14 +33,11 @@ from starlette.types import Message, Receive, Scope, Send
 from ..proxy._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    PARSE_ERROR,
-    TOO_DEEP,
     encode,
-    id_key,
-    parse_value,
 )
 from ..proxy._relay import log
 from ..sanitize._line import untrusted_line
+from ._body import read_body, read_message, replayed
 from ._gateway import Gateway
 from ._metrics import CONTENT_TYPE
 from ._options import SessionTarget, session_target
@@ -121,7 +118,7 @@ class GatewayApp:
         if method == "POST":
             seconds = self.gateway.options.read_timeout
             with anyio.move_on_after(seconds) as reading:
-                body = await _read_body(receive, self.gateway.options.max_request_bytes)
+                body = await read_body(receive, self.gateway.options.max_request_bytes)
             if reading.cancelled_caught:
                 text = f"the request body did not arrive within {seconds:g} s (--read-timeout)"
                 return await _closing(self._refuse("slow_body", 408, text))(scope, receive, send)
@@ -129,8 +126,8 @@ class GatewayApp:
                 limit = self.gateway.options.max_request_bytes
                 text = f"the request body is over the gateway's limit of {limit} bytes"
                 return await _closing(self._refuse("too_large", 413, text))(scope, receive, send)
-            receive = _replayed(body, receive)
-            message, malformed = _read_message(body)
+            receive = replayed(body, receive)
+            message, malformed = read_message(body)
             if malformed is not None:  # before the session question: say what is wrong first
                 code, text = malformed
                 refused = self._refuse("bad_request", 400, text, message, code=code)
@@ -341,71 +338,6 @@ def _other_model(request: Request, session: Session) -> str | None:
             "start a new session for another model"
         )
     return None
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None past `limit` bytes (nothing more is read then)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        event = await receive()
-        if event["type"] != "http.request":
-            break
-        chunk = event.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not event.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def _replayed(body: bytes, receive: Receive) -> Receive:
-    """`receive` for the transport: the body read already, then the client's own events."""
-    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
-
-
-def _read_message(body: bytes) -> tuple[Any, tuple[int, str] | None]:
-    """A POST body, decoded once: its JSON-RPC message as a dict, for its kind and id (None
-    when it is no object; the transport parses it again), and why it is not one JSON-RPC
-    message (an error code and a sentence), or None.
-
-    The second is asked before anything else about the POST, so a client without a session
-    hears what is wrong with its body rather than only that it lacks a session id, and one
-    with a session hears the same words (not the transport's validation dump); the session
-    goes on."""
-    value, messages = parse_value(body)
-    message = value if isinstance(value, dict) else None
-    problem = messages[0].problem if len(messages) == 1 and messages[0].kind == "invalid" else ""
-    if problem.startswith("not JSON") or problem == TOO_DEEP:
-        return message, (PARSE_ERROR, f"the body is {untrusted_line(problem, 200)}")
-    if isinstance(value, list):
-        return message, (
-            INVALID_REQUEST,
-            "the body is a JSON-RPC batch (an array); MCP takes one message per POST since "
-            "protocol version 2025-06-18",
-        )
-    if problem:
-        return message, (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}")
-    if message is not None and not _valid_id(message):
-        return message, (
-            INVALID_REQUEST,
-            "the message's `id` must be a string or an integer (JSON-RPC 2.0; MCP allows no other)",
-        )
-    return message, None
-
-
-def _valid_id(message: dict[str, Any]) -> bool:
-    """No `id`, or one a JSON-RPC peer may give (`null` is left to the transport, which
-    reads it as JSON-RPC does); an object, an array, `true` or a fraction is no id."""
-    request_id = message.get("id")
-    return request_id is None or id_key(request_id) is not None
 
 
 def _is_request(message: Any) -> bool:

@@ -6,7 +6,7 @@ peer that opens thousands of such connections (slowloris) holds a file descripto
 before any token is checked, until the gateway can accept no one. Here every connection must
 deliver a complete request head within `--read-timeout` of connecting, or of its previous
 response; otherwise it is closed. The body's own deadline is the application's
-(`_app._read_body`), which answers 408.
+(`_body.read_body`, under `_app`), which answers 408.
 
 This subclasses `uvicorn.protocols.http.h11_impl.H11Protocol`, which is not uvicorn's public
 API: it uses its `conn` (the h11 connection), `loop` and `transport`, and overrides
