@@ -217,3 +217,41 @@ def test_a_sigkilled_gateway_leaves_no_shared_server_behind(tmp_path: Path) -> N
     started = time.monotonic()
     assert wait_until(lambda: not alive(server), 20), "the shared server outlived its gateway"
     assert time.monotonic() - started < 20
+
+
+def test_a_shared_server_that_crashes_ends_every_session_and_the_next_starts_anew(
+    tmp_path: Path,
+) -> None:
+    gateway = start_gateway(gateway_argv(SHARED, [sys.executable, HOSTILE, "crash"]), tmp_path)
+    pid = gateway.process.pid
+
+    async def scenario() -> tuple[Any, int, int]:
+        async with httpx2.AsyncClient(timeout=60) as client:
+            first, second = RawSession(client, gateway.url), RawSession(client, gateway.url)
+            await first.open()
+            await second.open()
+            (before,) = children(pid, "_hostile_proxy")
+            crashed = await first.call(5, "slow", {"seconds": 0})
+            listing = {"jsonrpc": "2.0", "id": 6, "method": "tools/list"}
+
+            async def gone(session: RawSession) -> bool:
+                sent = await client.post(gateway.url, json=listing, headers=session.headers)
+                return sent.status_code == 404
+
+            deadline = time.monotonic() + 20
+            while not (await gone(first) and await gone(second)):
+                assert time.monotonic() < deadline, "a session outlived its shared server"
+                await asyncio.sleep(0.1)
+            again = RawSession(client, gateway.url)
+            await again.open()
+            (after,) = children(pid, "_hostile_proxy")
+            return crashed, before, after
+
+    try:
+        crashed, before, after = asyncio.run(scenario())
+    finally:
+        gateway.stop()
+    assert "exited with status 3 before answering `tools/call`" in crashed["error"]["message"]
+    assert after != before  # a new server for the next session
+    log = gateway.text()
+    assert log.count("ended (upstream_gone)") == 2 and "Traceback" not in log
