@@ -45,7 +45,7 @@ from visiongate.kernel._framing import Oversized
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..proxy._jsonrpc import INTERNAL_ERROR, IdKey, encode, error_response, id_key
-from ..proxy._relay import log
+from ..proxy._relay import SESSION_LABEL, log
 from ..proxy._upstream import StdioUpstream, Unstarted, stdio_upstream
 from ..sanitize._line import untrusted_line
 
@@ -169,6 +169,7 @@ class _Running:
     # -- the process ------------------------------------------------------------------------------
 
     async def serve(self, owner: SharedServer, task_status: anyio.abc.TaskStatus[None]) -> None:
+        SESSION_LABEL.set("shared server")  # its task began in a session's: not that session's
         try:
             with self._scope:
                 async with stdio_upstream(
