@@ -304,6 +304,7 @@ SYNC_PYTHON = [
 ]
 
 
+@pytest.mark.slow  # the README's block runs `visiongate route` as a process
 def test_the_schema_validation_example_checks_nested_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
