@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from visiongate._lazy import lazy_names
+from visiongate.kernel._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._cache import ImageCache

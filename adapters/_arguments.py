@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from visiongate._errors import VisiongateError
-from visiongate._suggest import did_you_mean
 from visiongate.engine import SOURCES
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._suggest import did_you_mean
 
 from .payloads import API_NAMES
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from visiongate._platform import owned_by_this_user
+from visiongate.kernel._platform import owned_by_this_user
 
 __all__ = [
     "CACHE_DIR_ENV",

@@ -14,9 +14,9 @@ from typing import Any, Final
 from visiongate.engine.facts import ProviderRoute
 
 from .images import ProcessedImage
-from .mcp._text import json_text
 from .sanitize._media import UNVERIFIED, mark_unverified_media
 from .vision import DescriptionNote
+from .wire._text import json_text
 
 __all__ = [
     "MEDIA_PREFIX",

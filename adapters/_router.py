@@ -22,7 +22,6 @@ from ._arguments import check_api, check_image, check_positive, check_route, che
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
 from ._routed import RoutedResult
-from .mcp._edge import read_tool_result
 from .payloads import Payload, ToolCall, render_payload, render_turn
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
@@ -30,6 +29,7 @@ from .sources import LaneContext, route_mcp, route_screenshot, route_vision_anal
 from .sources._screenshots import SCREENSHOT_SOURCES
 from .vision import ScreenMemory, VisionBackend
 from .vision._cache import BackendPool
+from .wire._edge import read_tool_result
 
 __all__ = ["Router"]
 

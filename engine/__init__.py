@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from visiongate._lazy import lazy_names
+from visiongate.kernel._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from visiongate._errors import VisiongateError
+    from visiongate.kernel._errors import VisiongateError
 
     from ._compile import CellVerdict
     from ._decision import Decision, DecisionIds, PolicyRef
@@ -39,7 +39,7 @@ _HOMES: dict[str, str] = {
     "Diagnostic": "._diagnostics",
     "Location": "._diagnostics",
     "PolicyError": "._diagnostics",
-    "VisiongateError": "visiongate._errors",
+    "VisiongateError": "visiongate.kernel._errors",
     "FactError": "._gate",
     "Gate": "._gate",
     "ReloadResult": "._gate",

@@ -44,8 +44,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate._errors import VisiongateError
-from visiongate._platform import NEW_PROCESS_GROUP, PipeLines
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
 
 from . import _compile_worker
 from ._policy import Condition, Policy

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from visiongate._errors import VisiongateError
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._suggest import did_you_mean
 
 from ._compile import CellVerdict
 from ._decision import (

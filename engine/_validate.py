@@ -17,7 +17,7 @@ import cerberus
 from cerberus import TypeDefinition
 from cerberus import errors as cerberus_errors
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from ._diagnostics import Diagnostic
 from ._yaml import DocumentPath, LoadedYaml, shown

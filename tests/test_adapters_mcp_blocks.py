@@ -19,9 +19,9 @@ from mcp.types import (
 )
 
 from visiongate.adapters._cache import ImageCache
-from visiongate.adapters.mcp._blocks import FoundImage, read_result
-from visiongate.adapters.mcp._edge import read_tool_result
 from visiongate.adapters.mcp.example_server import tile_png
+from visiongate.adapters.wire._blocks import FoundImage, read_result
+from visiongate.adapters.wire._edge import read_tool_result
 
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
 

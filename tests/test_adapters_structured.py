@@ -15,12 +15,12 @@ from _image_samples import screenshot
 from mcp.types import CallToolResult
 
 from visiongate.adapters import Router
-from visiongate.adapters.mcp._edge import read_tool_result
-from visiongate.adapters.mcp._inline import find_inline
-from visiongate.adapters.mcp._schemas import relaxed_output_schema, schema_problem
-from visiongate.adapters.mcp._text import decoded_text_blobs
-from visiongate.adapters.mcp._wire import BlobContents, TextContents
 from visiongate.adapters.mcp.example_server import tile_png
+from visiongate.adapters.wire._edge import read_tool_result
+from visiongate.adapters.wire._inline import find_inline
+from visiongate.adapters.wire._schemas import relaxed_output_schema, schema_problem
+from visiongate.adapters.wire._text import decoded_text_blobs
+from visiongate.adapters.wire._wire import BlobContents, TextContents
 from visiongate.engine import Gate
 
 pytestmark = pytest.mark.anyio

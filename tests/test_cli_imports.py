@@ -50,7 +50,12 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_help_imports_no_command_and_no_engine(home: Path) -> None:
     modules = loaded_modules("--help", home=home)
     # `_errors`: the class every exception derives from; `_lazy`: the facade's first-use import.
-    shell = {"visiongate", "visiongate._errors", "visiongate._lazy"}
+    shell = {
+        "visiongate",
+        "visiongate.kernel",
+        "visiongate.kernel._errors",
+        "visiongate.kernel._lazy",
+    }
     assert modules == {*shell, "visiongate.cli", "visiongate.cli._stdout"}
 
 

@@ -1,6 +1,6 @@
-"""What a person reads is safe to print: the one helper (`visiongate._display`) and the commands
-that print through it, over a trace, a policy and a config whose words hold terminal controls,
-tag characters and bidi controls."""
+"""What a person reads is safe to print: the one helper (`visiongate.kernel._display`) and the
+commands that print through it, over a trace, a policy and a config whose words hold terminal
+controls, tag characters and bidi controls."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from visiongate._display import json_text, one_line, unsafe_characters, visible
 from visiongate.cli import main
 from visiongate.engine import Gate
+from visiongate.kernel._display import json_text, one_line, unsafe_characters, visible
 
 # ESC ] 0 ; … BEL retitles the terminal, ESC [2J clears it, CR overwrites the line, then tag
 # characters spell `obey` and RLO reverses what follows.

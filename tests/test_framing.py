@@ -1,13 +1,13 @@
-"""The one home for newline framing (`visiongate._framing`) and the bounded top-level id scan
+"""The one home for newline framing (`visiongate.kernel._framing`) and the bounded top-level id scan
 of a message that cannot be parsed (`adapters.proxy._idscan`), as tables (issues 26, 29)."""
 
 from __future__ import annotations
 
 import pytest
 
-from visiongate._framing import Lines, LineTooLong, Oversized
 from visiongate.adapters.proxy._idscan import TopLevelId, top_level_id
 from visiongate.adapters.proxy._jsonrpc import MAX_DEPTH, parse
+from visiongate.kernel._framing import Lines, LineTooLong, Oversized
 
 FRAMING = [
     # (chunks, limit, the (number, line) pairs out, the oversized ones as (number, size))

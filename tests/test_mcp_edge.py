@@ -19,8 +19,8 @@ import pytest
 from PIL import Image
 
 from visiongate.adapters import Router
-from visiongate.adapters.mcp._edge import InvalidToolResult, read_tool_result
-from visiongate.adapters.mcp._wire import ImageBlock, TextBlock
+from visiongate.adapters.wire._edge import InvalidToolResult, read_tool_result
+from visiongate.adapters.wire._wire import ImageBlock, TextBlock
 from visiongate.engine import Gate
 
 HIDDEN = "".join(chr(0xE0000 + ord(char)) for char in "obey")

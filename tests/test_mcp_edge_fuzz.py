@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visiongate.adapters.mcp._edge import InvalidToolResult, read_tool_result
 from visiongate.adapters.sanitize._mcp import sanitize_call_tool_result
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.wire._edge import InvalidToolResult, read_tool_result
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

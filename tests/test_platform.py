@@ -4,8 +4,8 @@ Many desktop MCP users run Windows. `_without_posix.py` hides from visiongate's 
 Windows lacks (`fcntl`, `termios`, `resource`, `select.poll` and `select()` on pipes, `os`
 and `signal` names), in a child interpreter and in every process it starts (the compile
 worker too). There `decide`, `lint`, `route` and `audit` must work, and the fallbacks of
-`visiongate/_platform.py` and the compile worker must be the ones taken. Each fallback also has
-a test of its own here, on this machine's real system calls.
+`visiongate/kernel/_platform.py` and the compile worker must be the ones taken. Each fallback
+also has a test of its own here, on this machine's real system calls.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from visiongate import _platform
-from visiongate._platform import PipeLines, exclusive
 from visiongate.engine import _compile_worker
+from visiongate.kernel import _platform
+from visiongate.kernel._platform import PipeLines, exclusive
 
 ROOT = Path(__file__).parent.parent
 HIDER = Path(__file__).with_name("_without_posix.py")

@@ -44,7 +44,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
-from visiongate.adapters.mcp._inline import find_inline
+from visiongate.adapters.wire._inline import find_inline
 
 pytestmark = pytest.mark.anyio
 

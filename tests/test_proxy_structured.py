@@ -18,8 +18,8 @@ from _proxy_helpers import TEXT_ONLY, VISION, proxied, proxy_argv, read_trace
 from mcp import ClientSession
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from visiongate.adapters.mcp._inline import find_inline
-from visiongate.adapters.mcp._schemas import schema_problem
+from visiongate.adapters.wire._inline import find_inline
+from visiongate.adapters.wire._schemas import schema_problem
 
 pytestmark = pytest.mark.anyio
 SERVER = [sys.executable, str(Path(__file__).parent / "_structured_server.py")]

@@ -15,10 +15,8 @@ import yaml
 from _cli_helpers import run
 from PIL import Image
 
-from visiongate._framing import Lines, Oversized
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
-from visiongate.adapters.mcp._schemas import schema_problem
 from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
 from visiongate.adapters.proxy._idscan import TopLevelId
@@ -30,8 +28,10 @@ from visiongate.adapters.proxy._surfaces import (
     clean_server_request,
 )
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
+from visiongate.adapters.wire._schemas import schema_problem
 from visiongate.cli.proxy import CLIENTS as CLI_CLIENTS
 from visiongate.engine import NativeSettings
+from visiongate.kernel._framing import Lines, Oversized
 
 TAGS = "".join(chr(0xE0000 + ord(c)) for c in "hidden")
 

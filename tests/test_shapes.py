@@ -19,7 +19,6 @@ import pytest
 import test_payloads as samples
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from visiongate import shapes
 from visiongate.adapters import Router, render_payload, render_turn
 from visiongate.adapters._history_slots import _FINDERS
 from visiongate.adapters.mcp.example_server import tile_png
@@ -29,13 +28,14 @@ from visiongate.cli import route as route_cli
 from visiongate.engine import SOURCES, Gate
 from visiongate.engine.facts._registry import ProviderRegistry
 from visiongate.engine.facts._registry_schema import API_NAMES as REGISTRY_API_NAMES
+from visiongate.kernel import shapes
 
 REGISTRY = (Path(__file__).parent.parent / "policies" / "providers.yaml").read_text("utf-8")
 MODULES = ("anthropic", "openai_responses", "openai_chat", "gemini", "bedrock", "ollama")
 
 
 def test_each_shape_is_one_module_and_the_list_is_theirs() -> None:
-    found = [importlib.import_module(f"visiongate.shapes.{name}").SHAPE for name in MODULES]
+    found = [importlib.import_module(f"visiongate.kernel.shapes.{name}").SHAPE for name in MODULES]
     assert list(shapes.SHAPES) == found
     assert tuple(shape.name for shape in found) == shapes.API_NAMES
     assert list(shapes.API_NAMES) == [name.replace("_", "-") for name in MODULES]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from visiongate._lazy import lazy_names
+from visiongate.kernel._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._metrics import GatewayMetrics

@@ -29,7 +29,7 @@ from typing import Any, Final
 import anyio
 import msgspec
 
-from visiongate._framing import Oversized
+from visiongate.kernel._framing import Oversized
 
 from ..proxy._downstream import ClientGone
 from ..proxy._jsonrpc import INTERNAL_ERROR, error_response, id_key

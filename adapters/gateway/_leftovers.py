@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from visiongate._platform import try_lock
+from visiongate.kernel._platform import try_lock
 
 from .._cache import DIR_MODE, FILE_MODE
 

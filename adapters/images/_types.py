@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
-from visiongate._errors import VisiongateError
 from visiongate.engine import NativeSettings
+from visiongate.kernel._errors import VisiongateError
 
 OUTPUT_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """Media types this stage can write; a provider's list is filtered down to these."""

@@ -33,7 +33,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TextIO
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 if TYPE_CHECKING:
     import asyncio

@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Final
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 __all__ = ["CLIENT_SDK", "McpSdkMissing", "missing_sdk_message", "require_client_sdk"]
 

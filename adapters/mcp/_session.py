@@ -31,7 +31,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.types import CONNECTION_CLOSED, CallToolResult, ErrorData, InitializeResult
 from pydantic import ValidationError
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 from ..sanitize._line import STRICT, untrusted_line
 from ..sanitize._listings import sanitize_error_data

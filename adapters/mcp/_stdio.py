@@ -2,7 +2,7 @@
 
 The SDK's own `stdio_client` joins each chunk onto the unfinished line and splits it again, so
 a long line costs time quadratic in its length (64 MB took 57 s), and no line is too long for
-it. This transport frames lines with `visiongate._framing.Lines` (the newline is looked for
+it. This transport frames lines with `visiongate.kernel._framing.Lines` (the newline is looked for
 only in the new chunk) and gives up on a message past `max_message_bytes` as soon as the limit
 is passed (`oversized="raise"`), then reads and drops the rest of the output, so the server is
 not stuck on a full pipe: time and memory are linear in what is accepted.
@@ -29,8 +29,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from visiongate._errors import VisiongateError
-from visiongate._framing import Lines, LineTooLong
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._framing import Lines, LineTooLong
 
 from ..sanitize._line import untrusted_line
 from ._child import DEFAULT_GRACE_S, Child, relay_stderr, spawn

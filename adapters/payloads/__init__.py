@@ -1,5 +1,5 @@
 """Provider payloads: routed results rendered as the tool-result message(s) of one API shape
-(`visiongate.shapes`: `anthropic`, `openai-responses`, `openai-chat`, `gemini`, `bedrock`,
+(`visiongate.kernel.shapes`: `anthropic`, `openai-responses`, `openai-chat`, `gemini`, `bedrock`,
 `ollama`), through one entry point that runs a last-resort guard (`_guard`) withholding
 pixels a route or shape cannot take, applies the route's message rules, and amends the
 decision record when it withheld more than the record says. `render_turn` renders the results

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from visiongate.engine.facts import ProviderRegistry, ProviderRoute
-from visiongate.shapes import Limits
+from visiongate.kernel.shapes import Limits
 
 from ..images import ProcessedImage
 

@@ -1,7 +1,7 @@
 """Render routed results as the tool-result messages of an API shape: the one entry point.
 
 `render_payload` renders one result, `render_turn` (`_turn`) the results of one assistant
-turn; both come here. Each shape writes itself (`visiongate.shapes`, one module per shape):
+turn; both come here. Each shape writes itself (`visiongate.kernel.shapes`, one module per shape):
 
 | api                | the tool result                             | its images                 |
 |--------------------|---------------------------------------------|----------------------------|
@@ -18,7 +18,7 @@ things happen here, in this order:
 1. the last-resort guard (`_guard`): an image is sent only in the native lane, on a route
    that does not refuse tool-result images, within the shape's formats and limits; otherwise
    it is withheld and a one-line summary takes its place in the text;
-2. the route's message rules (`visiongate.shapes` `bridged`): a provider that rejects a
+2. the route's message rules (`visiongate.kernel.shapes` `bridged`): a provider that rejects a
    `user` message right after a `tool` message (Mistral) gets an `assistant` turn between;
 3. the record: when the guard withheld images the record lists as attached (another shape
    than the one the result was routed for), the record is amended (those images move to
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from visiongate.engine.facts import ProviderRegistry
-from visiongate.shapes import API_NAMES, Message, Parts, bridged, shape_named
+from visiongate.kernel.shapes import API_NAMES, Message, Parts, bridged, shape_named
 
 from .._routed import RoutedResult, refuse_attached
 from ..images import ProcessedImage

@@ -1,7 +1,7 @@
 """Render a whole assistant turn: the results of every tool call it made, as one API expects.
 
 An assistant message often calls several tools at once. Rendered one result at a time, the
-messages break the APIs' rules, so a turn is merged by its shape (`visiongate.shapes`):
+messages break the APIs' rules, so a turn is merged by its shape (`visiongate.kernel.shapes`):
 
 | api                | one turn of N results                                                  |
 |--------------------|------------------------------------------------------------------------|

@@ -1,5 +1,5 @@
 """The probe's view of the API shapes: the request each shape module describes
-(`visiongate.shapes`, its `probe`), with the tool result carrying the code image exactly as
+(`visiongate.kernel.shapes`, its `probe`), with the tool result carrying the code image exactly as
 the router would send it (`render_payload`).
 
 | api                | endpoint (appended to the base URL)   | key header                  |
@@ -15,8 +15,8 @@ The base URLs follow each vendor SDK's convention: `https://api.anthropic.com`,
 
 from __future__ import annotations
 
-from visiongate.shapes import BY_NAME, PROBE_APIS, Probe
-from visiongate.shapes._probe import CALL_ID, PROMPT, TOOL
+from visiongate.kernel.shapes import BY_NAME, PROBE_APIS, Probe
+from visiongate.kernel.shapes._probe import CALL_ID, PROMPT, TOOL
 
 __all__ = ["CALL_ID", "PROBE_APIS", "PROMPT", "TOOL", "shape_for"]
 

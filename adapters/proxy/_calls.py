@@ -8,7 +8,7 @@ descriptions. The client gets `RoutedResult.to_mcp()`: valid MCP content, whatev
 sent, with the blocks for the user (and audio) as they came. Structured content is routed like
 the content (the same images, fitted or as their `MEDIA:` paths) and is kept for tools that
 declare an output schema, checked against the schema the client was given (`tools/list`, where
-`mcp._schemas` widened what routing could break); elsewhere it is a JSON line of the text,
+`wire._schemas` widened what routing could break); elsewhere it is a JSON line of the text,
 because some clients show only the structured content when it is present and drop the images.
 An answer that still does not fit is routed again with its images fitted harder, and one that
 cannot be made to satisfy the schema becomes an error saying why.
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
-from ..mcp._wire import InvalidToolResult
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
+from ..wire._wire import InvalidToolResult
 from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 from ._surfaces import clean_error, clean_result
@@ -43,7 +43,7 @@ from ._view import VIEW_TOOL, ImageViews
 if TYPE_CHECKING:  # the router and the image stage load after the handshake (see `_serve`)
     from .._routed import RoutedResult
     from .._router import Router
-    from ..mcp._schemas import Relaxed
+    from ..wire._schemas import Relaxed
 
 __all__ = ["Call", "CallRouter", "ProxyTarget"]
 
@@ -397,15 +397,15 @@ def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
 
 def _sent_image_chars(routed: RoutedResult) -> int:
     """Base64 characters of every image copy the routed answer carries."""
-    from ..mcp._inline import inline_image_chars  # loaded with the router by then
+    from ..wire._inline import inline_image_chars  # loaded with the router by then
 
     return inline_image_chars(routed.to_mcp())[1]
 
 
 def schema_problem(schema: Any, value: Any) -> str | None:
-    """`mcp._schemas.schema_problem`, imported at the first check: jsonschema loads with the
+    """`wire._schemas.schema_problem`, imported at the first check: jsonschema loads with the
     router, after the handshake, not at the proxy's start."""
-    from ..mcp._schemas import schema_problem as check
+    from ..wire._schemas import schema_problem as check
 
     return check(schema, value)
 

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-from visiongate._errors import VisiongateError
-from visiongate._framing import Lines, Oversized
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._framing import Lines, Oversized
 
 from ..mcp._pipes import READ_SIZE, pipe_reader, pipe_writer
 from ._idscan import TopLevelId

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._cache import ImageCache
-from ..mcp._inline import inline_image_chars
+from ..wire._inline import inline_image_chars
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 
 __all__ = ["Fitted", "cut_text", "fit_call_response", "image_budget", "over_limit_error"]

@@ -37,7 +37,7 @@ _DECODER: Final = msgspec.json.Decoder()
 
 
 class TopLevelId:
-    """A streaming scan for the top-level `id` (a `Skim` for `visiongate._framing.Lines`)."""
+    """A streaming scan for the top-level `id` (a `Skim` for `visiongate.kernel._framing.Lines`)."""
 
     def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
         self._budget = budget

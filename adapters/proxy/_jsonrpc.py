@@ -2,7 +2,7 @@
 
 The relay parses each line (msgspec, a few microseconds for a small message) to learn its kind,
 `method` and `id`; a message it does not change is forwarded as the bytes it came in, never
-re-encoded. Lines come from `visiongate._framing.Lines`: one longer than the limit is skipped
+re-encoded. Lines come from `visiongate.kernel._framing.Lines`: one longer than the limit is skipped
 to its end without being kept in memory, and comes out as `Oversized` with the id a bounded
 scan of its top-level object found (`_idscan`); it never ends the session.
 

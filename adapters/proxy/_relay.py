@@ -29,8 +29,8 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from visiongate._framing import Oversized
 from visiongate.engine import Gate
+from visiongate.kernel._framing import Oversized
 
 from ..sanitize._line import untrusted_line
 from ._calls import Call, CallRouter

@@ -2,7 +2,7 @@
 
 Every page of `tools/list` passes through here (the listing's cursors untouched): each tool's
 `outputSchema` is remembered, since the client validates a tool's results against the schema
-it was listed, and widened where routing could break it (`mcp._schemas`); a schema routing
+it was listed, and widened where routing could break it (`wire._schemas`); a schema routing
 cannot break passes as the server wrote it. The proxy's own tool (`_view`) is appended to the
 last page (the one without `nextCursor`), unless the server lists a tool of that name.
 """
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..mcp._schemas import Relaxed, relaxed_output_schema
+from ..wire._schemas import Relaxed, relaxed_output_schema
 from ._view import VIEW_TOOL, view_tool_definition
 
 __all__ = ["ToolListing"]

@@ -1,14 +1,14 @@
 """The server's side of the proxy: a child process over stdio, or a Streamable HTTP endpoint.
 
-Over stdio the relay reads and writes raw lines (the bounded framing of `visiongate._framing`,
-with the top-level id scan for oversized lines): a message it does not change costs one parse
-and is written as it came. The child is started and stopped by `mcp._child` (its own process
-group, a watchdog that stops the group if this process dies, stdin closed, SIGTERM, SIGKILL)
-with the proxy's environment (a client's `env` block for the server reaches it through the
-proxy); its stderr is relayed line by line through the strict sanitizer. The command may be
-started before the proxy has loaded anything else (`spawn` is synchronous), so the server
-boots while the gate loads; a server that could not be started is an `Unstarted` upstream,
-whose reason the relay gives to the client's `initialize`.
+Over stdio the relay reads and writes raw lines (the bounded framing of
+`visiongate.kernel._framing`, with the top-level id scan for oversized lines): a message it does not
+change costs one parse and is written as it came. The child is started and stopped by `mcp._child`
+(its own process group, a watchdog that stops the group if this process dies, stdin closed, SIGTERM,
+SIGKILL) with the proxy's environment (a client's `env` block for the server reaches it through the
+proxy); its stderr is relayed line by line through the strict sanitizer. The command may be started
+before the proxy has loaded anything else (`spawn` is synchronous), so the server boots while the
+gate loads; a server that could not be started is an `Unstarted` upstream, whose reason the relay
+gives to the client's `initialize`.
 
 Over HTTP the official SDK's `streamable_http_client` does the transport (sessions, SSE
 streams, resumption); the relay hands it each line as the SDK's message model and reads its
@@ -27,8 +27,8 @@ from typing import Any, Final, Protocol, TextIO
 import anyio
 import anyio.abc
 
-from visiongate._errors import VisiongateError
-from visiongate._framing import Lines, Oversized
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._framing import Lines, Oversized
 
 from ..mcp._child import DEFAULT_GRACE_S, Child, relay_stderr
 from ..mcp._pipes import chunks

@@ -3,15 +3,16 @@
 Error messages, backend reasons and stderr lines are shown on terminals and recorded, so they
 get the strictest cleaning whatever the policy says: every invisible channel is stripped (flags
 included), `MEDIA:` lines are marked, every other control, format, invisible or unassigned
-character becomes a space, and the result is one clipped line (`visiongate._display.one_line`).
+character becomes a space, and the result is one clipped line
+(`visiongate.kernel._display.one_line`).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from visiongate._display import one_line
 from visiongate.engine import SanitizeSettings
+from visiongate.kernel._display import one_line
 
 from ._media import mark_unverified_media
 from ._text import clean_text, compile_text_rules

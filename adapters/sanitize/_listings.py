@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 from ._sanitizer import Sanitizer
 

@@ -19,8 +19,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from ..mcp._edge import read_tool_result
-from ..mcp._wire import (
+from ..wire._edge import read_tool_result
+from ..wire._wire import (
     Annotations,
     BlobContents,
     Block,

@@ -35,7 +35,6 @@ from ..images import (
 )
 from ..images._process import region_png
 from ..images._types import Refusal
-from ..mcp._wire import BlobContents, EmbeddedBlock, ImageBlock, ToolResult
 from ..payloads._guard import GUARD_PREFIX, Limits, guard_images, limits_for, refusal
 from ..sanitize._media import mark_unverified_media
 from ..sanitize._sanitizer import Sanitizer
@@ -47,6 +46,7 @@ from ..vision import (
     VisionUnavailable,
     describe_or_unavailable_async,
 )
+from ..wire._wire import BlobContents, EmbeddedBlock, ImageBlock, ToolResult
 
 __all__ = ["LaneContext", "attached_summary", "description_block", "holds_images", "image_label"]
 

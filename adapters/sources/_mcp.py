@@ -1,6 +1,6 @@
 """Route an MCP tool result: validate, sanitize, cache its images, carry out the gate's lane.
 
-The result may come from any SDK version or framework (`mcp._wire.read_tool_result` takes
+The result may come from any SDK version or framework (`wire._wire.read_tool_result` takes
 the SDK's models, wire dicts and objects with the same fields); it is validated once, here,
 and everything after reads the one wire-shaped `ToolResult`.
 
@@ -18,7 +18,7 @@ Choices an agent developer should know:
   client gets them with their annotations (`execution.user_only`), the model a note counting
   them; their images are cached but never attached, described or (unless `reference`) named.
 - An `is_error` result stays text: its images are cached and referenced, never attached.
-- `structured_content` is a second copy of the result and gets the same lane (`mcp._copies`):
+- `structured_content` is a second copy of the result and gets the same lane (`wire._copies`):
   an image in it carries the same fitted bytes as the attached image, or the line the model
   reads for it (its `MEDIA:` path) in place of the base64; the server's `MEDIA:` lines in it
   are marked. With the tool's `output_schema`, the copy is checked against it and goes to the
@@ -36,13 +36,13 @@ from typing import Any
 
 from .._routed import RoutedResult, json_line
 from ..images import BatchResult, ProcessedImage
-from ..mcp._blocks import FoundImage, ReadResult, hidden_note, read_result
-from ..mcp._edge import read_tool_result
-from ..mcp._text import decoded_text_blobs
-from ..mcp._wire import TextBlock, ToolResult
 from ..sanitize._mcp import sanitize_call_tool_result
 from ..sanitize._sanitizer import Sanitizer
 from ..vision import DescriptionNote
+from ..wire._blocks import FoundImage, ReadResult, hidden_note, read_result
+from ..wire._edge import read_tool_result
+from ..wire._text import decoded_text_blobs
+from ..wire._wire import TextBlock, ToolResult
 from ._lane import LaneContext, attached_summary, description_block, holds_images, image_label
 from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
 from ._user import user_parts

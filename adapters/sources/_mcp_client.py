@@ -2,7 +2,7 @@
 an image, the structured content and `_meta` as the lane left them, the schema check, and the
 parts for the client (`ClientParts`).
 
-The structured content is a second copy of the result (`mcp._copies`): when the tool declares
+The structured content is a second copy of the result (`wire._copies`): when the tool declares
 an output schema it goes to the client with each image as the lane left it (the fitted bytes
 of an attached image, else its `MEDIA:` path), so an image attached and copied there is sent
 twice and takes its budget twice; the copy written into the model's text, and `_meta`, carry
@@ -17,9 +17,9 @@ from typing import Any
 
 from .._routed import ClientParts
 from ..images import ProcessedImage
-from ..mcp._blocks import FoundImage, ReadResult
-from ..mcp._schemas import schema_problem
-from ..mcp._wire import ToolResult, annotations_wire
+from ..wire._blocks import FoundImage, ReadResult
+from ..wire._schemas import schema_problem
+from ..wire._wire import ToolResult, annotations_wire
 from ._lane import LaneContext
 from ._user import UserParts
 

@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from .._routed import with_annotations
 from ..images import ImageTarget, process_images_async
-from ..mcp._blocks import FoundImage, ReadResult
-from ..mcp._wire import annotations_wire
+from ..wire._blocks import FoundImage, ReadResult
+from ..wire._wire import annotations_wire
 from ._lane import LaneContext
 
 __all__ = ["UserParts", "user_parts"]

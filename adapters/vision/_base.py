@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from visiongate._display import one_line as squeeze
-from visiongate._errors import VisiongateError
+from visiongate.kernel._display import one_line as squeeze
+from visiongate.kernel._errors import VisiongateError
 
 _DATA_URL: Final = re.compile(r"data:[\w.+-]*/[\w.+-]*;base64,[A-Za-z0-9+/=_-]*")
 _BASE64_RUN: Final = re.compile(r"[A-Za-z0-9+/=_-]{64,}")

@@ -11,8 +11,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from visiongate._display import one_line
-from visiongate._errors import VisiongateError
+from visiongate.kernel._display import one_line
+from visiongate.kernel._errors import VisiongateError
 
 from .._diagnostics import Diagnostic, Location
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 from .._diagnostics import PolicyError
 from .._files import replace_file

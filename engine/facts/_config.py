@@ -30,7 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from .._diagnostics import Diagnostic, Location, PolicyError, Severity, has_errors
 from .._settings import (

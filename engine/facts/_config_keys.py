@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from .._yaml import DocumentPath
 

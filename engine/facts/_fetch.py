@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 __all__ = ["Answer", "FetchError", "bounded_request"]
 

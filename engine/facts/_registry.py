@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, NamedTuple, TypeVar
 
-from visiongate.shapes import shape_named
+from visiongate.kernel.shapes import shape_named
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
@@ -119,7 +119,7 @@ class ProviderRoute:
     user_after_tool: str = "allowed"
     """The provider's message-order rule for a user message right after a tool message:
     `allowed`, `bridge` (rendering inserts an assistant turn) or `refuses`
-    (`visiongate.shapes` explains them)."""
+    (`visiongate.kernel.shapes` explains them)."""
     message_rule: str = ""
     """The rule's note, evidence and `file:line`, when a registry rule applies."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from visiongate.shapes import SHAPES
+from visiongate.kernel.shapes import SHAPES
 
 from .._diagnostics import Diagnostic, has_errors
 from .._validate import validate

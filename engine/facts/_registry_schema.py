@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from visiongate.shapes import API_NAMES, USER_AFTER_TOOL
+from visiongate.kernel.shapes import API_NAMES, USER_AFTER_TOOL
 
 from .._diagnostics import Diagnostic
 from .._validate import as_list, recode, strip_text
@@ -73,7 +73,7 @@ def limits_schema() -> dict[str, Any]:
     }
 
 
-# A registry may override a shape's own limits (`visiongate.shapes`) for every provider.
+# A registry may override a shape's own limits (`visiongate.kernel.shapes`) for every provider.
 API_SCHEMA: dict[str, Any] = {**limits_schema(), "note": {**_NOTE, "required": False}}
 
 RULE_SCHEMA: dict[str, Any] = {

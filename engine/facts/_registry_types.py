@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from visiongate.shapes import Limits
+from visiongate.kernel.shapes import Limits
 
 T = TypeVar("T")
 

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from visiongate._display import one_line
-from visiongate._platform import exclusive
+from visiongate.kernel._display import one_line
+from visiongate.kernel._platform import exclusive
 
 from .._files import replace_file
 from ._keys import model_id, provider_key, route_key

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from ..facts._catalog import ModelCatalog
 from ..facts._catalog_store import refreshed_path

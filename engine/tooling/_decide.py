@@ -6,7 +6,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from .._vocabulary import FACT_NAMES, FACTS, Cell
 

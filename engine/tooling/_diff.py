@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from visiongate._display import json_text, visible
+from visiongate.kernel._display import json_text, visible
 
 from .._compile import CellVerdict
 from .._load import CompiledPolicy, compile_policy_text

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 from ._project import Project, walk_files
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from visiongate._display import visible
+from visiongate.kernel._display import visible
 
 from .._load import CompiledPolicy, compile_policy_text
 from .._policy import Policy, condition_matches

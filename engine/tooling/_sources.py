@@ -11,7 +11,7 @@ import difflib
 import subprocess
 from pathlib import Path
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 from .._load import bundled_policy_names, bundled_policy_text, is_bundled_policy
 

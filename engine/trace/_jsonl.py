@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from visiongate._platform import SHARED_LOCKS, lock, unlock
+from visiongate.kernel._platform import SHARED_LOCKS, lock, unlock
 
 from ._encode import encode_line
 from ._failures import DeliveryFailures

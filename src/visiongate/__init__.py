@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from visiongate._lazy import lazy_names
+from visiongate.kernel._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from visiongate._errors import VisiongateError
     from visiongate.adapters import ImageCache, Payload, RoutedResult, Router, Sanitizer
     from visiongate.engine import (
         CompiledPolicy,
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
         PolicyError,
         load_policy,
     )
+    from visiongate.kernel._errors import VisiongateError
 
 __version__ = "0.1.0"
 
@@ -38,7 +38,7 @@ _HOMES: dict[str, str] = {
     "Gate": "visiongate.engine",
     "JsonlTrace": "visiongate.engine",
     "PolicyError": "visiongate.engine",
-    "VisiongateError": "visiongate._errors",
+    "VisiongateError": "visiongate.kernel._errors",
     "load_policy": "visiongate.engine",
     "ImageCache": "visiongate.adapters",
     "Payload": "visiongate.adapters",

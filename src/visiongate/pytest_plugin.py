@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 TEST_SUFFIXES = (".test.yaml", ".test.yml")
 INI_OPTION = "visiongate_policy_tests"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from visiongate._display import visible
+from visiongate.kernel._display import visible
 
 from ..._vocabulary import FACT_NAMES
 from ._policies import Standing, policy_status

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from ..._vocabulary import LANES, SOURCES
 from ._read import Row

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
-from visiongate._errors import VisiongateError
-from visiongate._framing import Framed, Lines, Oversized
+from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._framing import Framed, Lines, Oversized
 
 CHUNK_BYTES: Final = 1 << 20
 MAX_LINE_BYTES: Final = 16 << 20

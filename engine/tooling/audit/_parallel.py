@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import Final
 
-from visiongate._platform import can_fork
+from visiongate.kernel._platform import can_fork
 
 from ._aggregate import Builder, Query, aggregate
 from ._inputs import STDIN, TraceInput, line_start_after, plain_size

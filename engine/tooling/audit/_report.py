@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from visiongate._display import json_text, visible
+from visiongate.kernel._display import json_text, visible
 
 from ._policies import Standing
 from ._result import AuditResult, Finding, PolicyUse, Sample, model_label, policy_label

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from visiongate._display import one_line
-from visiongate._errors import VisiongateError
+from visiongate.kernel._display import one_line
+from visiongate.kernel._errors import VisiongateError
 
 from ..._diagnostics import Diagnostic
 from ..._yaml import load_yaml

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from visiongate import __version__
-from visiongate._display import json_text, visible_lines
+from visiongate.kernel._display import json_text, visible_lines
 
 from ..._diagnostics import SEVERITY_RANK, Diagnostic
 from .._junit import Case, Problem, Suite, render_junit

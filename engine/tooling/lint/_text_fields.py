@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from visiongate._display import unsafe_characters, visible
+from visiongate.kernel._display import unsafe_characters, visible
 
 from ..._diagnostics import Diagnostic
 from ..._settings import LEGACY_BOOLEAN_CHANNELS

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from visiongate._display import json_text, visible_lines
+from visiongate.kernel._display import json_text, visible_lines
 
 from ..._vocabulary import CELL_COUNT, all_cells, format_cell
 from .._discover import display_path, find_tests

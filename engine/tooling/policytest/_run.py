@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from visiongate._suggest import did_you_mean
+from visiongate.kernel._suggest import did_you_mean
 
 from ..._compile import CellVerdict
 from ..._diagnostics import Diagnostic, PolicyError

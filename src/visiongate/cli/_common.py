@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from visiongate._errors import VisiongateError
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
+from visiongate.kernel._errors import VisiongateError
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate, PolicyError
@@ -172,7 +172,7 @@ def output_directory(path: str | Path) -> Path:
 
 def print_json(document: Any) -> None:
     """One JSON document on standard output."""
-    from visiongate._display import json_text
+    from visiongate.kernel._display import json_text
 
     print(json_text(document, indent=2))
 

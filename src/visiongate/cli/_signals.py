@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import asyncio
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 # asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
 # its server before it imports them (see `adapters.proxy._serve`).

@@ -19,7 +19,7 @@ import sys
 from types import TracebackType
 from typing import TextIO
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 
 class StdoutError(VisiongateError):

@@ -120,9 +120,9 @@ def _cores() -> int:
 
 
 def _query(args: argparse.Namespace) -> Query:
-    from visiongate._suggest import did_you_mean
     from visiongate.engine.tooling.audit._aggregate import Query
     from visiongate.engine.tooling.audit._filters import CLOSED, check_closed, check_sha_prefixes
+    from visiongate.kernel._suggest import did_you_mean
 
     since = _time(args.since, "--since")
     until = _time(args.until, "--until")

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
             print()
             print(explain_cell(gate.compiled, decision.cell))
-    from visiongate._display import visible
+    from visiongate.kernel._display import visible
 
     for warning in decision.warnings:  # a typo or a clamp is said where a person looks
         print(f"visiongate decide: {visible(_warning(warning))}", file=sys.stderr)
@@ -110,7 +110,7 @@ def _decide(args: argparse.Namespace) -> tuple[Gate, Decision]:
 
 def render_decision(decision: Decision) -> str:
     """A short human-readable form of a decision."""
-    from visiongate._display import visible
+    from visiongate.kernel._display import visible
 
     policy = decision.policy
     lines = [

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
 from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
-from visiongate.shapes import PROBE_APIS  # the shapes' own list; imports nothing heavy
+from visiongate.kernel.shapes import PROBE_APIS  # the shapes' own list; imports nothing heavy
 
 if TYPE_CHECKING:
     from visiongate.adapters.probe import ProbeResult

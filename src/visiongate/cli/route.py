@@ -26,7 +26,7 @@ from visiongate.cli._common import (
     fail,
     write_output,
 )
-from visiongate.shapes import API_NAMES  # the shapes' own list; imports nothing heavy
+from visiongate.kernel.shapes import API_NAMES  # the shapes' own list; imports nothing heavy
 
 if TYPE_CHECKING:
     from visiongate.adapters._routed import RoutedResult
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 # As `visiongate.engine.SOURCES`, written out so that `route --help` imports neither the
-# engine nor the MCP SDK (tests check they agree). The API shapes are `visiongate.shapes`'s
+# engine nor the MCP SDK (tests check they agree). The API shapes are `visiongate.kernel.shapes`'s
 # own list: that package imports nothing heavy.
 SOURCES = ("mcp", "computer_use", "browser", "vision_analyze")
 SCHEMA_VERSION = 1
@@ -135,7 +135,7 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
         # call did not do what was asked: `mcp call --tool nosuchtool` must not exit 0.
         name = f"`{routed.tool_name}`" if routed.tool_name else "the tool"
         first = next((line for line in routed.text.splitlines() if line.strip()), "")
-        from visiongate._display import one_line
+        from visiongate.kernel._display import one_line
 
         said = one_line(first, 200, unprintable="escape")
         fail(command_label(args), f"{name} answered with an error: {said}")
@@ -144,6 +144,6 @@ def emit(router: Router, routed: RoutedResult, args: argparse.Namespace) -> int:
 
 
 def _json(value: Any) -> str:
-    from visiongate._display import json_text
+    from visiongate.kernel._display import json_text
 
     return json_text(value, indent=2)

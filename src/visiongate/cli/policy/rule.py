@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         return _list(args.json)
     entry = LINT_CODES.get(args.code)
     if entry is None:
-        from visiongate._suggest import did_you_mean
+        from visiongate.kernel._suggest import did_you_mean
 
         raise UsageError(
             f"unknown lint code `{args.code}`: {did_you_mean(args.code, list(LINT_CODES))}"

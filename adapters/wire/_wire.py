@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 __all__ = [
     "Annotations",

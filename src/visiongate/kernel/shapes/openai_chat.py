@@ -6,7 +6,7 @@ The API rejects a `user` message between the `tool` replies of one assistant mes
 reply must follow the assistant message before anything else), so one turn's results are
 every `tool` message first, then one `user` message with each result's images, each after
 the line that names its call id. A provider that also rejects a `user` message right after a
-`tool` message (Mistral) gets the bridge of `visiongate.shapes.rules`.
+`tool` message (Mistral) gets the bridge of `visiongate.kernel.shapes.rules`.
 """
 
 from __future__ import annotations

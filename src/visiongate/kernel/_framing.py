@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
-from visiongate._errors import VisiongateError
+from visiongate.kernel._errors import VisiongateError
 
 __all__ = ["Framed", "LineTooLong", "Lines", "Oversized", "Skim"]
 

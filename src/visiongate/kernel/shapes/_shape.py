@@ -2,7 +2,7 @@
 how one turn's results are merged, and how a probe calls it.
 
 The six shapes are one module each (`anthropic`, `openai_responses`, `openai_chat`, `gemini`,
-`bedrock`, `ollama`); `visiongate.shapes.SHAPES` is the one list of them. Nothing here
+`bedrock`, `ollama`); `visiongate.kernel.shapes.SHAPES` is the one list of them. Nothing here
 imports the engine or an image library: the engine reads names and limits from here, the
 adapters render with the same modules, and the command line lists the names without
 importing either.
@@ -98,7 +98,7 @@ class Shape:
     user_follows_tool: bool = False
     """The native lane sends images in a `user` message right after the tool messages (the
     shape's tool messages take text only): a route whose provider rejects a `user` message
-    after a `tool` message needs the bridge (`visiongate.shapes.rules`)."""
+    after a `tool` message needs the bridge (`visiongate.kernel.shapes.rules`)."""
     probe: Probe | None = None
     """None: `visiongate probe` does not speak this shape."""
 

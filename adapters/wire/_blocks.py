@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from visiongate._display import one_line
+from visiongate.kernel._display import one_line
 
 from .._cache import UNKNOWN_EXTENSION, CachedFile, ImageCache, extension_for
 from .._routed import mark_unverified_media, media_line
