@@ -35,6 +35,7 @@ from ..proxy._jsonrpc import (
     INVALID_REQUEST,
     encode,
 )
+from ..proxy._notices import target_notices
 from ..proxy._relay import log
 from ..sanitize._line import untrusted_line
 from ._body import read_body, read_message, replayed
@@ -197,9 +198,23 @@ class GatewayApp:
             f"{session.label} opened for {target.provider}/{target.model} ({target.source}) by "
             f"{session.client.get('name', 'an unnamed client')}; {len(gateway)} open"
         )
+        if target.source != "default":  # the default target was said at start
+            await self._say_notices(session, target)
         status = await self._served(session, scope, receive, send, counted=True)
         if status is None or status >= 400:
             session.stop("failed")
+
+    async def _say_notices(self, session: Session, target: SessionTarget) -> None:
+        """A target's warnings (a misspelt provider header), once per target per process;
+        resolved off the loop (a local runtime may be asked, within its deadline)."""
+        if not self.gateway.notices.first_time(target.provider, target.model):
+            return
+        gate = self.gateway.gate
+        lines = await anyio.to_thread.run_sync(
+            lambda: target_notices(gate, target.provider, target.model, with_config=False)
+        )
+        for line in lines:
+            log(f"{session.label} ({target.provider}/{target.model}): {line}")
 
     def _new_session(self, request: Request, target: SessionTarget, message: Any) -> Session:
         from mcp.server.streamable_http import StreamableHTTPServerTransport

@@ -25,6 +25,7 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
+from ..proxy._notices import NoticeBoard
 from ..proxy._relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
@@ -59,6 +60,10 @@ class Gateway:
         self._sessions: dict[str, Session] = {}
         self._group: anyio.abc.TaskGroup | None = None
         self._vision = _VisionPool(gate)
+        self.notices = NoticeBoard()
+        """The session targets whose warnings were said (`_app`), once each."""
+        target = options.proxy.target
+        self.notices.first_time(target.provider, target.model)  # said at start
         self.shared: SharedServer | None = None
         if options.upstream == "shared":
             self.shared = SharedServer(
@@ -205,9 +210,10 @@ class _VisionPool:
 
     def __init__(self, gate: Gate) -> None:
         from ..vision._cache import BackendPool
+        from ..vision._config import pooled_backend
 
         self._gate = gate
-        self._pool = BackendPool()
+        self._pool = BackendPool(pooled_backend)
 
     def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
         def backend() -> VisionBackend | None:

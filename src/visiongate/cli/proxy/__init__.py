@@ -273,7 +273,7 @@ def _stdout_closed() -> bool:
 
 
 def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
-    from visiongate.cli._signals import Interrupted, signals_raise
+    from visiongate.cli._signals import Interrupted, signals_held, signals_raise
 
     started: Any = None
     try:
@@ -282,7 +282,8 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
             if command:
                 from visiongate.adapters.mcp._child import start_server
 
-                started = start_server(command)
+                with signals_held():  # a signal waits until `started` holds the server
+                    started = start_server(command)
             check_gate_inputs(args)
             return _gate_and_relay(args, command, headers, started)
     except Interrupted as stopped:
@@ -341,14 +342,17 @@ def proxy_options(
     trace = [sink for sink in (args.trace, extra_trace) if sink is not None]
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=trace or None)
     provider, model = target_model(args, gate)
+    _say_notices(gate, provider, model)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
     watch = args.policy is not None and os.path.isfile(args.policy)
     if watch:
         gate.watch()
     if args.catalog is None and gate.resolver.config.catalog_refresh:
-        from visiongate.engine.facts._catalog_store import CatalogRefresher
+        from visiongate.engine.facts._catalog_store import URL_ENV, CatalogRefresher
 
-        CatalogRefresher(gate.resolver).start()  # a daemon thread, off the decide path
+        # `$VISIONGATE_CATALOG_URL` wins over the config's `models_dev.url`, as in `update`.
+        url = os.environ.get(URL_ENV) or gate.resolver.config.catalog_url
+        CatalogRefresher(gate.resolver, url=url).start()  # a daemon thread, off the decide path
     options = ProxyOptions(
         target=ProxyTarget(provider, model, limit),
         command=tuple(command),
@@ -361,6 +365,14 @@ def proxy_options(
         image_tool=not args.no_image_tool,
     )
     return gate, options
+
+
+def _say_notices(gate: Any, provider: str, model: str) -> None:
+    """The config's warnings and the target's did-you-means on stderr, once, at start."""
+    from visiongate.adapters.proxy._notices import target_notices
+
+    for line in target_notices(gate, provider, model):
+        print(f"visiongate proxy: {line}", file=sys.stderr, flush=True)
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:
