@@ -45,12 +45,16 @@ class _Removal:
     with the vertical forms): usable when none of them is in the text."""
     owned: tuple[bytes, ...] = ()
     """The prefixes one byte longer than `wider` that only this channel's characters begin
-    with: `wider` is usable when they account for every occurrence of it (counted, at C
-    speed: a search stops at each occurrence, which is each character removed)."""
+    with, when they are few: `wider` is usable when they account for every occurrence of it
+    (a few counts at C speed; a search would stop at each character to be removed)."""
+    others: re.Pattern[bytes] | None = None
+    """Otherwise, what else begins with `wider`: usable when it is not in the text."""
 
     def best(self, data: bytes) -> bytes:
         if self.wider is None:
             return self.prefix
+        if self.others is not None:
+            return self.prefix if self.others.search(data) else self.wider
         total = data.count(self.wider)
         return self.wider if total == sum(map(data.count, self.owned)) else self.prefix
 
@@ -110,15 +114,15 @@ def _removal(code: int, prefix: bytes, owner: Mapping[int, str]) -> _Removal:
     pad = len(chr(code).encode("utf-8")) - len(prefix)
     longer = [wider + bytes([byte]) for byte in range(0x80, 0xC0)]
     owned = tuple(item for item in longer if _all_owned(item, pad, channel, owner))
-    return (
-        _Removal(prefix, channel, wider, owned)
-        if len(owned) <= _MOST_COUNTS
-        else _Removal(prefix, channel)
-    )
+    if len(owned) <= _MOST_COUNTS:
+        return _Removal(prefix, channel, wider, owned)
+    mixed = b"".join(re.escape(item[-1:]) for item in longer if item not in owned)
+    others = re.compile(re.escape(wider) + b"[" + mixed + b"]")
+    return _Removal(prefix, channel, wider, others=others)
 
 
-_MOST_COUNTS = 16
-"""Counting more prefixes than this costs more than the replacements it saves."""
+_MOST_COUNTS = 4
+"""Counting more prefixes than this costs more than a search for the others."""
 
 
 def _all_owned(prefix: bytes, pad: int, channel: str, owner: Mapping[int, str]) -> bool:
