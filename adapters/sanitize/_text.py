@@ -89,11 +89,21 @@ class TextRules:
     """Per active channel, a run of its characters: counts what bulk cleaning removed."""
     everything_active: bool
     strip_tags: bool
-    bulk_bytes: Stripper
-    selector_sweep: SelectorSweep | None
-    """Removes the selectors no context can make legitimate, before the walk; None unless
-    selectors are stripped and no channel is `flag`."""
-    """Removes every active character from UTF-8 bytes, counted per channel."""
+    active_channels: tuple[str, ...]
+    sweeps_selectors: bool
+    """Whether selectors are stripped and no channel is `flag` (see `selector_sweep`)."""
+
+    @property
+    def bulk_bytes(self) -> Stripper:
+        """Removes every active character from UTF-8 bytes, counted per channel (built on
+        first use: 0.1 s, which a process that never meets such a text does not pay)."""
+        return _bulk_stripper(self.active_channels)
+
+    @property
+    def selector_sweep(self) -> SelectorSweep | None:
+        """Removes the selectors no context can make legitimate, before the walk; None unless
+        `sweeps_selectors` (built on first use, likewise)."""
+        return _selector_sweep(self.active_channels) if self.sweeps_selectors else None
 
     @property
     def inert(self) -> bool:
@@ -146,12 +156,20 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
-        selector_sweep=_selector_sweep(modes, active),
-        bulk_bytes=stripper(
-            {channel: channel_chars(channel) for channel in active_channels},
-            ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
-        ),
+        active_channels=tuple(active_channels),
+        sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
     )
+
+
+def _active(channels: tuple[str, ...]) -> frozenset[int]:
+    return frozenset().union(*(channel_chars(channel) for channel in channels))
+
+
+@lru_cache(maxsize=16)
+def _bulk_stripper(channels: tuple[str, ...]) -> Stripper:
+    everything = len(channels) == len(INVISIBLE_CHANNELS)
+    finder = ANY_INVISIBLE if everything else _class(_active(channels))
+    return stripper({channel: channel_chars(channel) for channel in channels}, finder)
 
 
 def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
@@ -192,11 +210,9 @@ def _may_be_legitimate(
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
 
 
-def _selector_sweep(
-    modes: dict[str, InvisibleMode], active: frozenset[int]
-) -> SelectorSweep | None:
-    if modes["variation_selectors"] != "strip" or "flag" in modes.values():
-        return None
+@lru_cache(maxsize=16)
+def _selector_sweep(channels: tuple[str, ...]) -> SelectorSweep:
+    active = _active(channels)
     selectors = channel_chars("variation_selectors")
     # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
     emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}

@@ -96,10 +96,14 @@ def stripper(
     finds each of them (and may find more: those are left alone)."""
     owner = {code: channel for channel, codes in channels.items() for code in codes}
     covered: dict[bytes, bool] = {}
-    removals = {
-        chr(code): _removal(code, _own_prefix(code, owner, covered), owner)
-        for code, channel in owner.items()
-    }
+    # One removal per prefix: the 4,096 code points of U+E0000-E0FFF share a few dozen.
+    shared: dict[bytes, _Removal] = {}
+    removals = {}
+    for code in owner:
+        prefix = _own_prefix(code, owner, covered)
+        if prefix not in shared:
+            shared[prefix] = _removal(code, prefix, owner)
+        removals[chr(code)] = shared[prefix]
     return Stripper(finder, removals)
 
 
@@ -113,7 +117,8 @@ def _removal(code: int, prefix: bytes, owner: Mapping[int, str]) -> _Removal:
     wider = prefix[:-1]
     pad = len(chr(code).encode("utf-8")) - len(prefix)
     longer = [wider + bytes([byte]) for byte in range(0x80, 0xC0)]
-    owned = tuple(item for item in longer if _all_owned(item, pad, channel, owner))
+    codes = frozenset(other for other, its in owner.items() if its == channel)
+    owned = tuple(item for item in longer if _all_owned(item, pad, codes))
     if len(owned) <= _MOST_COUNTS:
         return _Removal(prefix, channel, wider, owned)
     mixed = b"".join(re.escape(item[-1:]) for item in longer if item not in owned)
@@ -125,13 +130,13 @@ _MOST_COUNTS = 4
 """Counting more prefixes than this costs more than a search for the others."""
 
 
-def _all_owned(prefix: bytes, pad: int, channel: str, owner: Mapping[int, str]) -> bool:
+def _all_owned(prefix: bytes, pad: int, codes: frozenset[int]) -> bool:
     try:
         low = ord((prefix + b"\x80" * pad).decode("utf-8"))
         high = ord((prefix + b"\xbf" * pad).decode("utf-8"))
     except UnicodeDecodeError:  # no character begins so (past U+10FFFF, say)
         return True
-    return all(owner.get(other) == channel for other in range(low, high + 1))
+    return codes.issuperset(range(low, high + 1))
 
 
 def _own_prefix(code: int, owner: Mapping[int, str], covered: dict[bytes, bool]) -> bytes:
