@@ -121,3 +121,18 @@ def test_the_selector_sweep_changes_nothing_the_walk_decides(text: str) -> None:
             cleaned, counts = clean_text(text, RULES)
         assert cleaned == walked
         assert dict(counts) == dict(walk_counts)
+
+
+def test_compiling_the_rules_builds_neither_stripper_nor_sweep() -> None:
+    """Regression (issue 37): both were built with the rules, when `_line` is imported, and
+    had grown to seconds of CPU: the proxy's first answer waited 20 s on a loaded machine."""
+    _text._bulk_stripper.cache_clear()
+    _text._selector_sweep.cache_clear()
+    compile_text_rules.cache_clear()
+    try:
+        rules = compile_text_rules(SanitizeSettings())
+        assert _text._bulk_stripper.cache_info().currsize == 0
+        assert _text._selector_sweep.cache_info().currsize == 0
+        assert rules.selector_sweep is not None and rules.bulk_bytes is not None
+    finally:
+        compile_text_rules.cache_clear()
