@@ -22,14 +22,16 @@ from visiongate.engine import Gate
 from ._arguments import check_api, check_image, check_positive, check_route, check_seen_hashes
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
+from ._part_request import PartRequest
 from ._routed import RoutedResult
+from .images._part import image_part
 from .payloads import Payload, ToolCall, render_payload, render_turn
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .sources._screenshots import SCREENSHOT_SOURCES
 from .vision import ScreenMemory, VisionBackend
-from .vision._cache import BackendPool
+from .vision._cache import BackendPool, CachedVisionBackend
 from .wire._edge import read_tool_result
 
 __all__ = ["Router"]
@@ -61,7 +63,7 @@ class Router:
         self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
-        self._backends = BackendPool()
+        self._backends = BackendPool(_pooled_backend)
         # Recent screenshots per source, so the text lane re-reads only what changed; per
         # router, so two agents (or two routers over one backend) never mix their screens.
         self._screens = ScreenMemory()
@@ -157,15 +159,22 @@ class Router:
         image_budget: int | None = None,
         max_edge_px: int | None = None,
         trace: bool = True,
+        part: PartRequest | None = None,
     ) -> RoutedResult:
         """Route a `vision_analyze` call: the image and the question about it.
-        `image_budget`, `max_edge_px` and `trace` as for `mcp`."""
+        `image_budget`, `max_edge_px` and `trace` as for `mcp`. With `part`, only that region
+        of the image (or its rows from an offset) is routed, cut from the original at 1:1 and
+        fitted on its own; `PartError` (a `ValueError`) when the image has no such part."""
         check_image(image)
         await self._facts_loaded()
         context = self._context("vision_analyze", provider, model, api=api)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
-        routed = await route_vision_analyze(image, question, context, path=path)
+        note = None
+        if part is not None:
+            cut = await asyncio.to_thread(image_part, image, part)
+            image, note = cut.data, cut.note
+        routed = await route_vision_analyze(image, question, context, path=path, note=note)
         return self._traced(routed) if trace else routed
 
     def payload(
@@ -289,3 +298,11 @@ class Router:
         """The backend `auxiliary.vision` names, built once per main provider and model (its
         description cache lives in it). Raises `VisionUnavailable` when the config is unusable."""
         return self._backends.get(self._gate.resolver.config.raw, provider, model)
+
+
+def _pooled_backend(config: Mapping[str, Any], provider: str, model: str) -> CachedVisionBackend:
+    """The pool's builder, imported on first use: the backends' modules (httpx, OCR) are
+    loaded only by a router that describes an image."""
+    from .vision._config import pooled_backend
+
+    return pooled_backend(config, provider, model)

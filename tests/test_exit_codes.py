@@ -41,6 +41,7 @@ ALLOWED = {
     "full disk": {2},
     "closed stdout": {2},
     "tool error": {4},
+    "unknown name": {2},
 }
 
 Cell = tuple[list[str], int] | str
@@ -205,14 +206,17 @@ def matrix(f: dict[str, str]) -> dict[str, dict[str, Cell]]:
         },
         "registry": {
             "ok": (["registry", "show", "anthropic"], 0),
-            "findings": (["registry", "show", "nosuchprovider"], 1),
+            # A look-up: a provider it does not list is an input error (issue 35).
+            "findings": "a look-up: a name it does not list is an input error (2)",
             "bad usage": (["registry"], 2),
             "bad input": (["registry", "show", "anthropic", "--registry", f["missing"]], 2),
+            "unknown name": (["registry", "show", "nosuchprovider"], 2),
         },
         "catalog": {
             "ok": (["catalog", "show", "anthropic"], 0),
-            "findings": (["catalog", "show", "nosuchprovider"], 1),
+            "findings": "a look-up: a name it does not list is an input error (2)",
             "bad usage": (["catalog"], 2),
+            "unknown name": (["catalog", "show", "nosuchprovider"], 2),
             # A port nothing listens on: refused at once, the stored catalog stays.
             "bad input": (["catalog", "update", "--url", "http://127.0.0.1:9/api.json"], 2),
         },

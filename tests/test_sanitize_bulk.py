@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visiongate.adapters.sanitize import _text
+from visiongate.adapters.sanitize import _walk
 from visiongate.adapters.sanitize._invisible import CONTEXTUAL, channel_chars
 from visiongate.adapters.sanitize._text import _bulk, _bulk_per_match, compile_text_rules
 from visiongate.adapters.sanitize._utf8 import stripper
@@ -117,7 +117,7 @@ def test_the_selector_sweep_changes_nothing_the_walk_decides(text: str) -> None:
     always = replace(sweep, most_contexts=0)
     walked, walk_counts = Walk(text, RULES).run()
     for forced in (sweep, always):
-        with mock.patch.object(_text, "_selector_sweep", lambda _channels, s=forced: s):
+        with mock.patch.object(_walk, "sweep_for", lambda _channels, s=forced: s):
             cleaned, counts = clean_text(text, RULES)
         assert cleaned == walked
         assert dict(counts) == dict(walk_counts)
@@ -126,13 +126,13 @@ def test_the_selector_sweep_changes_nothing_the_walk_decides(text: str) -> None:
 def test_compiling_the_rules_builds_neither_stripper_nor_sweep() -> None:
     """Regression (issue 37): both were built with the rules, when `_line` is imported, and
     had grown to seconds of CPU: the proxy's first answer waited 20 s on a loaded machine."""
-    _text._bulk_stripper.cache_clear()
-    _text._selector_sweep.cache_clear()
+    _walk.bulk_stripper.cache_clear()
+    _walk.sweep_for.cache_clear()
     compile_text_rules.cache_clear()
     try:
         rules = compile_text_rules(SanitizeSettings())
-        assert _text._bulk_stripper.cache_info().currsize == 0
-        assert _text._selector_sweep.cache_info().currsize == 0
+        assert _walk.bulk_stripper.cache_info().currsize == 0
+        assert _walk.sweep_for.cache_info().currsize == 0
         assert rules.selector_sweep is not None and rules.bulk_bytes is not None
     finally:
         compile_text_rules.cache_clear()

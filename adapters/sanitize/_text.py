@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
@@ -31,12 +30,10 @@ from ._invisible import (
     channel_chars,
     char_class,
     table_codes,
-    variation_bases,
 )
 from ._screen import ANY_INVISIBLE, clean_until
-from ._selectors import SelectorSweep, selector_sweep
-from ._utf8 import Stripper, encoded, stripper
-from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
+from ._utf8 import encoded
+from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 
 __all__ = [
     "BLACK_FLAG",
@@ -55,60 +52,6 @@ __all__ = [
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
-
-Counts = tuple[tuple[str, int], ...]
-"""What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
-
-
-@dataclass(frozen=True)
-class TextRules:
-    """The compiled text part of the `sanitize` settings."""
-
-    modes: dict[str, InvisibleMode]
-    allowed_flags: re.Pattern[str]
-    """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
-    active: re.Pattern[str]
-    """One character of a channel that is not `keep`."""
-    flagged_chars: frozenset[str]
-    """Characters of `flag` channels: kept by the first pass, not judged again."""
-    first: re.Pattern[str]
-    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
-    second: re.Pattern[str]
-    """Where the second pass looks: a contextual character."""
-    emoji_elements: frozenset[str]
-    """What an emoji ZWJ sequence is made of besides its joiners."""
-    flag: re.Pattern[str] | None
-    emoji: re.Pattern[str] | None
-    active_run: re.Pattern[str]
-    contextual_run: re.Pattern[str]
-    may_be_legitimate: re.Pattern[str] | None
-    """A character that may be a legitimate use (or a flag's base); None when the text can
-    never be cleaned in bulk (a channel is `flag`)."""
-    bulk_run: re.Pattern[str]
-    channel_runs: tuple[tuple[str, re.Pattern[str]], ...]
-    """Per active channel, a run of its characters: counts what bulk cleaning removed."""
-    everything_active: bool
-    strip_tags: bool
-    active_channels: tuple[str, ...]
-    sweeps_selectors: bool
-    """Whether selectors are stripped and no channel is `flag` (see `selector_sweep`)."""
-
-    @property
-    def bulk_bytes(self) -> Stripper:
-        """Removes every active character from UTF-8 bytes, counted per channel (built on
-        first use: 0.1 s, which a process that never meets such a text does not pay)."""
-        return _bulk_stripper(self.active_channels)
-
-    @property
-    def selector_sweep(self) -> SelectorSweep | None:
-        """Removes the selectors no context can make legitimate, before the walk; None unless
-        `sweeps_selectors` (built on first use, likewise)."""
-        return _selector_sweep(self.active_channels) if self.sweeps_selectors else None
-
-    @property
-    def inert(self) -> bool:
-        """Whether every channel is `keep`: nothing to look at."""
-        return not self.channel_runs
 
 
 def tag_sequence(tag_text: str) -> str:
@@ -161,17 +104,6 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
     )
 
 
-def _active(channels: tuple[str, ...]) -> frozenset[int]:
-    return frozenset().union(*(channel_chars(channel) for channel in channels))
-
-
-@lru_cache(maxsize=16)
-def _bulk_stripper(channels: tuple[str, ...]) -> Stripper:
-    everything = len(channels) == len(INVISIBLE_CHANNELS)
-    finder = ANY_INVISIBLE if everything else _class(_active(channels))
-    return stripper({channel: channel_chars(channel) for channel in channels}, finder)
-
-
 def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
     """A character the first pass acts on: one of `starts`, or a contextual character that
     begins a run (another active character follows). One class first, so `re` scans for it
@@ -208,17 +140,6 @@ def _may_be_legitimate(
     contextual = char_class(CONTEXTUAL & active)
     flag = re.escape(BLACK_FLAG) if modes["tags"] == "strip" else ""
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
-
-
-@lru_cache(maxsize=16)
-def _selector_sweep(channels: tuple[str, ...]) -> SelectorSweep:
-    active = _active(channels)
-    selectors = channel_chars("variation_selectors")
-    # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
-    emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}
-    bases = (variation_bases(False), variation_bases(True))
-    only = stripper({"variation_selectors": selectors}, _class(selectors))
-    return selector_sweep(selectors, bases, emoji, active, only)
 
 
 def _by_likelihood(channels: Iterable[str]) -> list[str]:

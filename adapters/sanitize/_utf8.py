@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 
-__all__ = ["Stripper", "encoded", "stripper"]
+__all__ = ["Stripper", "bulk_stripper", "encoded", "stripper"]
 
 
 def encoded(text: str) -> bytes | None:
@@ -153,3 +154,20 @@ def _own_prefix(code: int, owner: Mapping[int, str], covered: dict[bytes, bool])
         if covered[prefix]:
             return prefix
     return encoding
+
+
+@lru_cache(maxsize=16)
+def bulk_stripper(channels: tuple[str, ...]) -> Stripper:
+    """Removes every character of `channels` (built on first use: about 50 ms)."""
+    from visiongate.engine import INVISIBLE_CHANNELS
+
+    from ._invisible import channel_chars, char_class
+    from ._screen import ANY_INVISIBLE
+
+    codes = {channel: channel_chars(channel) for channel in channels}
+    everything = len(channels) == len(INVISIBLE_CHANNELS)
+    every = frozenset().union(*codes.values())
+    finder = (
+        ANY_INVISIBLE if everything else re.compile(f"[{char_class(every)}]" if every else "(?!)")
+    )
+    return stripper(codes, finder)

@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
+from ._fetch import JsonTooDeep, parse_json
 from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
 from ._registry_types import build
 
@@ -137,7 +138,19 @@ class ModelCatalog:
         cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
     ) -> ModelCatalog:
         try:
-            document = json.loads(text)
+            document = parse_json(text)
+        except JsonTooDeep as error:
+            raise PolicyError(
+                [
+                    Diagnostic(
+                        "catalog-json",
+                        "error",
+                        f"the catalog is {error}",
+                        Location(file),
+                        help="a catalog is a JSON file shaped like https://models.dev/api.json",
+                    )
+                ]
+            ) from None
         except json.JSONDecodeError as error:
             raise PolicyError(
                 [
@@ -174,6 +187,10 @@ class ModelCatalog:
     def model_paths(self) -> frozenset[str]:
         """Every `provider/model` the catalog lists."""
         return frozenset(entry.path for entry in self._exact.values())
+
+    def inputs_by_path(self) -> dict[str, tuple[str, ...]]:
+        """Every `provider/model` the catalog lists, with its `modalities.input`."""
+        return {entry.path: entry.inputs for entry in self._exact.values()}
 
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""

@@ -256,6 +256,8 @@ class ProviderRegistry:
             notes += (f"`{alias.alias}` points at `{alias.model}` ({alias.evidence.kind})",)
             lookups.append((catalog, alias.model, f"alias of `{alias.model}`"))
         matched = alias.model if alias is not None else stripped
+        if entry is not None and entry.profile_prefixes:
+            lookups += _profile_lookups(catalog, matched, entry.profile_prefixes)
         lookups += self._vendor_lookups(name, entry, matched)
         return build(
             ModelRef,
@@ -558,6 +560,18 @@ def _strip_variants(model: str, variants: tuple[str, ...]) -> tuple[str, tuple[s
     if colon and base and suffix.lower() in variants:
         return base, (f"routing variant `:{suffix}` stripped",)
     return model, ()
+
+
+def _profile_lookups(
+    catalog: str, model: str, prefixes: tuple[str, ...]
+) -> list[tuple[str, str, str]]:
+    """The base model of a cross-region inference profile id (`us.amazon.nova-pro-v1:0` is
+    `amazon.nova-pro-v1:0`), looked up after the profile id itself."""
+    prefix = next((p for p in prefixes if model.lower().startswith(p)), None)
+    if prefix is None or len(model) == len(prefix):
+        return []
+    base = model[len(prefix) :]
+    return [(catalog, base, f"inference profile `{model[: len(prefix)]}` of `{base}`")]
 
 
 @functools.lru_cache(maxsize=1)

@@ -111,6 +111,11 @@ PROVIDER_SCHEMA: dict[str, Any] = {
         "coerce": as_list,
         "schema": {"type": "string", "regex": r"^[a-z0-9][a-z0-9_-]*$"},
     },
+    "profile_prefixes": {
+        "type": "list",
+        "coerce": as_list,
+        "schema": {"type": "string", "regex": r"^[a-z0-9][a-z0-9_-]*\.$"},
+    },
     "model_aliases": {"type": "list", "schema": {"type": "dict", "schema": MODEL_ALIAS_SCHEMA}},
     "base_url_routes": {
         "type": "list",

@@ -128,6 +128,9 @@ class Entry:
     """Limits this provider sets itself, over those of its api."""
     aliases: tuple[str, ...] = ()
     strip_variants: tuple[str, ...] = ()
+    profile_prefixes: tuple[str, ...] = ()
+    """Region prefixes of inference profile ids (Bedrock's `us.`): a profile id the catalog
+    does not list is looked up as its base model."""
     model_aliases: tuple[ModelAlias, ...] = ()
     base_url_routes: tuple[tuple[str, str], ...] = ()
     """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""
