@@ -67,6 +67,9 @@ def test_a_region_is_the_originals_pixels_at_one_to_one(router: Router, page: by
     difference = np.abs(np.asarray(picture, np.int16) - np.asarray(source, np.int16))
     assert float(difference.mean()) < 2.0
     assert "left 100, top 5000, 400x300 of the 1280x6000 original" in routed.text
+    (attached,) = routed.record["execution"]["attached"]
+    assert attached["kept_scale"] == 1.0 and attached["size"] == [400, 300]
+    assert "quality" in attached
 
 
 def test_rows_from_an_offset_are_a_full_width_view_of_those_rows(

@@ -309,5 +309,7 @@ def attached_summary(index: int, image: ProcessedImage, bytes_before: int) -> di
         "base64_bytes": len(image.base64),
         "passthrough": image.passthrough,
         "encodes": image.encodes,
+        "quality": image.quality,
+        "kept_scale": image.kept_scale,
         "scale_note": image.scale_note,
     }
