@@ -108,8 +108,6 @@ def test_a_budget_that_takes_pixels_says_small_text_may_be_unreadable() -> None:
     squeezed = process_image(data, target(budget=20_000))
     assert isinstance(squeezed, ProcessedImage), squeezed
     assert squeezed.kept_scale < 0.9
-    assert "small text may be unreadable: ask for a region of the original" in (
-        squeezed.scale_note
-    )
+    assert "small text may be unreadable: ask for a region of the original" in (squeezed.scale_note)
     roomy = _fitted(data)
     assert roomy.kept_scale == 1.0 and "unreadable" not in roomy.scale_note
