@@ -244,6 +244,10 @@ class LaneContext:
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:
         """The decision record with what this adapter did, and for which payload shape."""
         done = {**execution, "api": self.payload_api, "delivery": self.delivery}
+        if execution.get("attached"):
+            # The formats the route takes: WebP is written only where every API it reaches
+            # accepts it (the registry's formats per provider and shape).
+            done["formats"] = list(self.target().formats)
         return self.decision.record(source=self.source, execution=done, sanitizer=dict(sanitizer))
 
 
