@@ -19,6 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from visiongate.kernel._errors import VisiongateError
+
+PART_TOOL: Final = "visiongate_view_image"
+"""The tool that takes `region` and `rows_from`: the proxy's own (the agent's `vision_analyze`
+has a schema of the agent's making, so notes name parts for this one only)."""
 MIN_PART_PX: Final = 8
 """Smallest side a part may have: 8 px of the original is a 196x zoom to fill a 1568 px view."""
 ROWS_SPAN: Final = 1568
@@ -26,7 +31,7 @@ ROWS_SPAN: Final = 1568
 _REGION_KEYS: Final = ("left", "top", "width", "height")
 
 
-class PartError(ValueError):
+class PartError(VisiongateError, ValueError):
     """A part request that cannot be answered; the message is one lower-case line."""
 
 

@@ -67,6 +67,9 @@ def test_a_region_is_the_originals_pixels_at_one_to_one(router: Router, page: by
     difference = np.abs(np.asarray(picture, np.int16) - np.asarray(source, np.int16))
     assert float(difference.mean()) < 2.0
     assert "left 100, top 5000, 400x300 of the 1280x6000 original" in routed.text
+    (attached,) = routed.record["execution"]["attached"]
+    assert attached["kept_scale"] == 1.0 and attached["size"] == [400, 300]
+    assert "quality" in attached
 
 
 def test_rows_from_an_offset_are_a_full_width_view_of_those_rows(
@@ -123,3 +126,22 @@ def test_a_malformed_request_is_refused_before_any_image_is_read(
 
 def test_no_part_asked_is_the_whole_image() -> None:
     assert PartRequest.from_arguments({"path": "x"}) is None
+
+
+FIREWORKS = {"provider": "fireworks", "model": "accounts/fireworks/models/qwen3p7-plus"}
+
+
+@pytest.mark.parametrize(
+    ("target", "webp"), [(NATIVE, True), (FIREWORKS, False)], ids=["anthropic", "fireworks"]
+)
+def test_the_record_names_the_formats_the_route_takes(
+    router: Router, page: bytes, target: dict[str, str], webp: bool
+) -> None:
+    """WebP only where every API the route reaches accepts it, chosen per route, in the trace."""
+    part = PartRequest.from_arguments({"rows_from": 0})
+    routed = asyncio.run(router.vision_analyze(page, "", **target, part=part))
+    assert routed.lane == "native"
+    execution = routed.record["execution"]
+    assert ("image/webp" in execution["formats"]) is webp
+    (attached,) = execution["attached"]
+    assert attached["media_type"] in execution["formats"]

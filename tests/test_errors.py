@@ -28,6 +28,7 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "NotPolicyError": ValueError,
     "ListingError": ValueError,
     "Refusal": None,
+    "PartError": ValueError,
     "VisionUnavailable": None,
     "VisionConfigError": None,
     "ClientGone": ConnectionError,

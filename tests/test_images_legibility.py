@@ -99,3 +99,15 @@ def test_budget_and_edge_hold_on_a_busy_page(budget: int, formats: tuple[str, ..
     assert max(result.width, result.height) <= 1568
     assert result.media_type in formats
     assert decode(result.data).size == (result.width, result.height)
+
+
+def test_a_budget_that_takes_pixels_says_small_text_may_be_unreadable() -> None:
+    """Below the legibility scale the model was told only the new size, not that it may not
+    read what the person on the screen reads."""
+    data = noisy_page(1280, 720)[0]
+    squeezed = process_image(data, target(budget=20_000))
+    assert isinstance(squeezed, ProcessedImage), squeezed
+    assert squeezed.kept_scale < 0.9
+    assert "small text may be unreadable: ask for a region of the original" in (squeezed.scale_note)
+    roomy = _fitted(data)
+    assert roomy.kept_scale == 1.0 and "unreadable" not in roomy.scale_note

@@ -373,14 +373,15 @@ async def test_a_region_or_the_rows_from_an_offset_of_a_tall_page(tmp_path: Path
     """Issue 34: asked for the rows its tiles left out, the tool re-sent the same tiles."""
     pages = tmp_path / "pages"
     pages.mkdir()
-    page = Image.new("RGB", (1280, 6000), (255, 255, 255))
-    for top in range(0, 6000, 40):
+    page = Image.new("RGB", (1280, 12000), (255, 255, 255))
+    for top in range(0, 12000, 40):
         page.paste((top % 251, 90, 200 - top % 199), (0, top, 1280, top + 20))
     page.save(pages / "page.png")
     argv = proxy_argv(filesystem_command(pages), target=VISION)
     async with proxied(argv, tmp_path) as session:
         shown = await session.call_tool("read_media_file", {"path": str(pages / "page.png")})
         path = media_path(shown)
+        hint = re.search(rf"call {VIEW} with its MEDIA: path and `rows_from` (\d+)", text_of(shown))
         rows = await session.call_tool(VIEW, {"path": path, "rows_from": 4000})
         region = {"left": 100, "top": 5000, "width": 400, "height": 300}
         zoom = await session.call_tool(VIEW, {"path": path, "region": region})
@@ -392,7 +393,7 @@ async def test_a_region_or_the_rows_from_an_offset_of_a_tall_page(tmp_path: Path
                 {"left": 0, "top": 0, "width": 3, "height": 3},
             )
         ]
-        past = await session.call_tool(VIEW, {"path": path, "rows_from": 6000})
+        past = await session.call_tool(VIEW, {"path": path, "rows_from": 12000})
         stranger = await session.call_tool(VIEW, {"path": "/tmp/x.png", "rows_from": 10})
 
     def sizes(result: CallToolResult) -> list[tuple[int, int]]:
@@ -402,9 +403,10 @@ async def test_a_region_or_the_rows_from_an_offset_of_a_tall_page(tmp_path: Path
             if isinstance(block, ImageContent)
         ]
 
+    assert hint is not None and 0 < int(hint.group(1)) < 12000  # the rows no tile shows
     assert sizes(rows) == [(1280, 1568)] and "top 4000" in text_of(rows)
     assert sizes(zoom) == [(400, 300)] and "top 5000" in text_of(zoom)
-    messages = ["is not inside the 1280x6000", "positive width and height", "absurd zoom"]
+    messages = ["is not inside the 1280x12000", "positive width and height", "absurd zoom"]
     for result, message in zip(refused, messages, strict=True):
         assert result.is_error and message in text_of(result) and not sizes(result)
     assert past.is_error and "past the last row" in text_of(past)

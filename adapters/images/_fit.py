@@ -43,6 +43,10 @@ WEBP_PHOTO_FLOOR: Final = 90
 JPEG_TEXT_FLOOR: Final = 50
 JPEG_PHOTO_FLOOR: Final = 70
 JPEG_444_FLOOR: Final = 80
+JPEG_CRISP_TEXT: Final = 80
+"""Below this JPEG quality small text blurs where WebP, when accepted, keeps it: a 2x
+spreadsheet at 1568x980 read 91.5% as JPEG 4:2:0 q69 (236 KB of base64) and 93.9% as WebP
+q70 (123 KB); the halving ladder's JPEG q85 at 1440x900 read 93% (bench_legibility.py)."""
 JPEG_LEGIBLE_FLOOR: Final = 25
 WEBP_LEGIBLE_FLOOR: Final = 25
 """The legibility floors: the lowest qualities at which labels still read (bench_legibility.py:
@@ -247,19 +251,26 @@ def _fit_lossy_at_size(attempt: _Attempt) -> _Choice | float:
 
 
 def _fit_text(attempt: _Attempt, *, jpeg: bool) -> _Choice | float:
-    """JPEG 4:2:0 down to its text floor, then WebP, before any pixels are given up.
+    """JPEG 4:2:0 where it keeps text crisp (`JPEG_CRISP_TEXT`), then WebP, then JPEG down to
+    its text floor, before any pixels are given up.
 
     WebP keeps more detail per byte on text, but its encode costs 8x JPEG's (28 vs 3.5 ms at
-    1568x882), more than the decode and resize of a 2560x1440 screenshot together; JPEG at
-    q50+ at full size already keeps more than the naive ladder, which settles for JPEG q50
-    or half the size. WebP is the fallback that still beats shrinking.
+    1568x882), more than the decode and resize of a 2560x1440 screenshot together, so JPEG
+    goes first while it keeps small text crisp. Below that WebP keeps more of it per byte,
+    and JPEG's lower qualities are for routes without WebP or where WebP misses too.
     """
     if jpeg:
-        chosen = _fit_lossy(attempt, JPEG_420, JPEG_TEXT_FLOOR, TOP_QUALITY - 1)
+        crisp = _fit_lossy(attempt, JPEG_420, JPEG_CRISP_TEXT, TOP_QUALITY - 1)
+        if isinstance(crisp, _Choice):
+            return crisp
+    webp = _fit_lossy(attempt, WEBP, WEBP_TEXT_FLOOR, TOP_QUALITY)
+    if isinstance(webp, _Choice):
+        return webp
+    if jpeg:
+        chosen = _fit_lossy(attempt, JPEG_420, JPEG_TEXT_FLOOR, JPEG_CRISP_TEXT - 1)
         if isinstance(chosen, _Choice):
             return chosen
-    webp = _fit_lossy(attempt, WEBP, WEBP_TEXT_FLOOR, TOP_QUALITY)
-    return webp if isinstance(webp, _Choice) else _fit_palette(attempt, webp)
+    return _fit_palette(attempt, webp)
 
 
 def _fit_legible(attempt: _Attempt) -> _Choice | float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from typing import Final
 
 from ._container.passthrough import Header, pass_through, read_header
 from ._container.repair import drop_unused_chunks
@@ -34,6 +35,10 @@ from ._types import (
 )
 
 Processed = ProcessedImage | RefusedImage | TiledImage
+
+LEGIBLE_SCALE: Final = 0.9
+"""The least share of its size 16 px text at 1x keeps legible (bench_images.py --legibility:
+local OCR reads 88% of its words at 0.9, 60% at 0.8)."""
 
 
 def process_image(data: bytes, target: ImageTarget) -> ProcessedImage | RefusedImage:
@@ -99,7 +104,7 @@ def _fitted(
     source = SourceImage(pixels, decoded, size)
     del pixels
     encoded = fit(source, size, fit_plan)
-    return _processed(
+    processed = _processed(
         decoded,
         digest,
         data=encoded.data,
@@ -108,6 +113,22 @@ def _fitted(
         quality=encoded.quality,
         encodes=encoded.encodes,
         probes=encoded.probes,
+    )
+    kept = max(encoded.width, encoded.height) / max(size)
+    if kept >= 1:
+        return processed
+    note = processed.scale_note + legibility_note(kept, target.max_edge_px)
+    return dataclasses.replace(processed, kept_scale=round(kept, 3), scale_note=note)
+
+
+def legibility_note(kept: float, max_edge: int) -> str:
+    """What the model is told when the budget took pixels, not only quality: below
+    `LEGIBLE_SCALE` of the size small text is drawn at, it may no longer read."""
+    if kept >= LEGIBLE_SCALE:
+        return ""
+    return (
+        f"; the byte budget kept only {kept:.0%} of the {max_edge} px size, so small text may "
+        "be unreadable: ask for a region of the original to read it"
     )
 
 

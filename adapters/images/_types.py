@@ -133,6 +133,9 @@ class ProcessedImage:
     """What a passthrough left out of the input, e.g. `jpeg comment`, `exif`, `png tEXt chunk`."""
     region: Region | None = None
     """The part of the original this image shows when it is one tile of several; None: all."""
+    kept_scale: float = 1.0
+    """The share of the ceiling-fitted size (long edge) the budget let it keep at a quality
+    where text still reads: 1.0 when nothing but quality was given up (issue 34)."""
 
     @cached_property
     def base64(self) -> str:

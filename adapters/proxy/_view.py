@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .._part_request import PartError, PartRequest
+from .._part_request import PART_TOOL, PartError, PartRequest
 from .._routed import MEDIA_PREFIX
 from ..sanitize._line import untrusted_line
 
 __all__ = ["VIEW_TOOL", "ImageViews", "Viewed", "view_tool_definition"]
 
-VIEW_TOOL: Final = "visiongate_view_image"
+VIEW_TOOL: Final = PART_TOOL
 _PATHS_KEPT: Final = 10_000
 _MAX_FILE_BYTES: Final = 256 * 1024 * 1024
 _REGION_KEYS: Final = ("left", "top", "width", "height")

@@ -23,6 +23,7 @@ from visiongate.engine import Decision, ExecutionSettings, NativeSettings, Sanit
 from visiongate.engine.facts import ProviderRegistry, ProviderRoute, ResolvedFacts
 
 from .._cache import ImageCache
+from .._part_request import PART_TOOL
 from .._routed import ask_tool
 from ..images import (
     BatchResult,
@@ -191,7 +192,7 @@ class LaneContext:
         where = "its MEDIA: path" if media_path else "the tool's file"
         note = f"{name}: {part.note}; the whole image is at {where}"
         if self.text_action != "describe":
-            return [f"[{note}]"], []
+            return [f"[{note}{self._rows_hint(part, media_path)}]"], []
         described: list[tuple[str, DescriptionNote]] = []
         end = part.region.top if part.axis == "rows" else part.region.left
         for piece in part.pieces:
@@ -206,7 +207,16 @@ class LaneContext:
         rest = f"; {part.axis} past {end} are not described" if end < whole_end else ""
         if described:
             note += f"; described above from its pixels{rest}"
-        return [f"[{note}]"], described
+        return [f"[{note}{self._rows_hint(part, media_path)}]"], described
+
+    def _rows_hint(self, part: Uncovered, media_path: str | None) -> str:
+        """How to see the rows no tile shows, where the tool offered takes rows."""
+        if self.image_tool != PART_TOOL or media_path is None or part.axis != "rows":
+            return ""
+        return (
+            f"; to see those rows, call {PART_TOOL} with its MEDIA: path and "
+            f"`rows_from` {part.region.top}"
+        )
 
     def _guarded(self, batch: BatchResult) -> BatchResult:
         """`batch` with the images the payload guard withholds moved to `refused`."""
@@ -254,6 +264,10 @@ class LaneContext:
     def record(self, execution: Mapping[str, Any], sanitizer: Mapping[str, Any]) -> dict[str, Any]:
         """The decision record with what this adapter did, and for which payload shape."""
         done = {**execution, "api": self.payload_api, "delivery": self.delivery}
+        if execution.get("attached"):
+            # The formats the route takes: WebP is written only where every API it reaches
+            # accepts it (the registry's formats per provider and shape).
+            done["formats"] = list(self.target().formats)
         return self.decision.record(source=self.source, execution=done, sanitizer=dict(sanitizer))
 
 
@@ -329,5 +343,7 @@ def attached_summary(index: int, image: ProcessedImage, bytes_before: int) -> di
         "base64_bytes": len(image.base64),
         "passthrough": image.passthrough,
         "encodes": image.encodes,
+        "quality": image.quality,
+        "kept_scale": image.kept_scale,
         "scale_note": image.scale_note,
     }
