@@ -82,7 +82,9 @@ class ImageCache:
     __slots__ = ("_directory", "_lock", "_written")
 
     def __init__(self, directory: str | Path | None = None) -> None:
-        self._directory = Path(directory) if directory is not None else default_cache_dir()
+        chosen = Path(directory) if directory is not None else default_cache_dir()
+        # Absolute: a `MEDIA:` path is read by a client started in another directory.
+        self._directory = Path(os.path.abspath(chosen.expanduser()))
         self._written: OrderedDict[Path, tuple[int, int, int, int]] = OrderedDict()
         self._lock = threading.Lock()
 

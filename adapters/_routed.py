@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from visiongate.engine.facts import ProviderRoute
-
-from .images import ProcessedImage
 from .sanitize._media import UNVERIFIED, mark_unverified_media
-from .vision import DescriptionNote
 from .wire._text import json_text
+
+if TYPE_CHECKING:  # the proxy's relay reads `MEDIA_PREFIX` before any image or backend exists
+    from visiongate.engine.facts import ProviderRoute
+
+    from .images import ProcessedImage
+    from .vision import DescriptionNote
 
 __all__ = [
     "MEDIA_PREFIX",
@@ -76,8 +78,8 @@ class RoutedResult:
     images: tuple[ProcessedImage, ...] = ()
     descriptions: tuple[DescriptionNote, ...] = ()
     structured_content: Any = None
-    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as the lane
-    left it (the fitted bytes of an attached image, else its `MEDIA:` path). Goes to the
+    """The routed copy: sanitized, the server's `MEDIA:` lines marked, each image as its
+    `MEDIA:` path (or why it was refused), never base64, whatever the lane. Goes to the
     client (`to_mcp`) when the tool declares an output schema; otherwise it is written into
     `text` (images as paths) when the tool's text did not already carry it."""
     meta: Mapping[str, Any] | None = None
@@ -92,6 +94,9 @@ class RoutedResult:
     """The payload shape the images were fitted and guarded for (None: the route's own)."""
     client: ClientParts = field(default_factory=ClientParts)
     """What the MCP client gets besides the model's text and images."""
+    server_lines: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The lines of the tool's own (sanitized) text: a cut to the client's limit never keeps
+    one of them for a note of the proxy's, whatever it starts with."""
     sink: Callable[[dict[str, Any]], None] | None = field(default=None, compare=False, repr=False)
     """The trace sink `record` was written to (None: not written, `trace=False`): rendering
     that withholds more images writes the amended record there too."""

@@ -28,25 +28,35 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
 from ._yaml import DEFAULT_LIMITS, NOT_UTF8
 
-if TYPE_CHECKING:
-    from ._gate import ReloadResult
-
 __all__ = [
     "QUIET_SECONDS",
     "PolicySource",
     "PolicyWatcher",
+    "ReloadResult",
     "read_policy_file",
     "refuse_irregular",
 ]
 
 logger = logging.getLogger("visiongate")
+
+
+@dataclass(frozen=True)
+class ReloadResult:
+    changed: bool
+    ok: bool
+    sha256: str
+    """The sha of the policy in force after the attempt."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    waiting: bool = False
+    """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
+
 
 PolicySource = str | Path | None
 QUIET_SECONDS: Final = 0.05
@@ -213,6 +223,8 @@ class PolicyWatcher:
         self._pending: Seen | None = None
         """What the previous poll saw of a changed file, to compare with the next one."""
         self._failed_sha: str | None = None
+        self._unreadable_reason: str | None = None
+        """Why the file could not be read at the last poll, once reported (said once)."""
         self._inode = _initial_inode(source)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -223,8 +235,6 @@ class PolicyWatcher:
 
     def reload(self, *, wait: bool = True) -> ReloadResult:
         """One check (two polls `QUIET_SECONDS` apart with `wait`); see `Gate.reload`."""
-        from ._gate import ReloadResult
-
         with self._lock:
             current, warnings = self._target.compiled_in_force()
             sha = current.policy.sha256
@@ -234,7 +244,8 @@ class PolicyWatcher:
                 try:
                     seen = look(self._source)
                 except PolicyError as error:
-                    return self._failed(current, error.diagnostics, "unreadable")
+                    return self._unreadable(current, error.diagnostics)
+                self._unreadable_reason = None
                 if seen is not None and seen.sha256 == sha:
                     self._pending = self._failed_sha = None
                     self._inode = seen.inode
@@ -282,8 +293,6 @@ class PolicyWatcher:
         return seen.inode != self._inode and seen.quiet(self._clock())  # renamed into place
 
     def _apply(self, current: CompiledPolicy, seen: Seen) -> ReloadResult:
-        from ._gate import ReloadResult
-
         # From now on this inode counts as seen: rewriting it in place needs two polls.
         self._inode = seen.inode
         if seen.sha256 == self._failed_sha:
@@ -303,11 +312,22 @@ class PolicyWatcher:
         logger.info("visiongate: policy %s reloaded (sha256 %s)", seen.file, compiled.policy.sha256)
         return ReloadResult(True, True, compiled.policy.sha256)
 
+    def _unreadable(
+        self, current: CompiledPolicy, diagnostics: tuple[Diagnostic, ...]
+    ) -> ReloadResult:
+        """A file that cannot be read (a FIFO swapped in, say) is reported once, like a broken
+        one, not at every poll; the warning stays in every decision until it reads again."""
+        from ._gate import ReloadResult
+
+        reason = diagnostics[0].message if diagnostics else "unknown error"
+        if reason == self._unreadable_reason:
+            return ReloadResult(False, False, current.policy.sha256, waiting=False)
+        self._unreadable_reason = reason
+        return self._failed(current, diagnostics, "unreadable")
+
     def _failed(
         self, current: CompiledPolicy, diagnostics: tuple[Diagnostic, ...], what: str
     ) -> ReloadResult:
-        from ._gate import ReloadResult
-
         sha = current.policy.sha256
         first = diagnostics[0].render().splitlines()[0] if diagnostics else "unknown error"
         warning = (

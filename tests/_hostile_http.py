@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import gzip
 import json
 import threading
@@ -59,6 +60,11 @@ def key_forms(key: str) -> dict[str, str]:
         "k10": key[::-1],
         "k11": key.replace("-", "")[::-1],
         "k12": ".".join(key.replace("-", "")[3:18]),
+        # Issue 36: ROT13, base32 (of the key and of its header), fullwidth letters.
+        "k13": codecs.encode(key, "rot13"),
+        "k14": base64.b32encode(key.encode()).decode(),
+        "k15": base64.b32encode(bearer).decode().lower(),
+        "k16": "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in key),
     }
     return forms
 
@@ -66,8 +72,8 @@ def key_forms(key: str) -> dict[str, str]:
 def assert_no_key(text: str, key: str) -> None:
     """No form of `key` that `key_forms` lists, nor a 12-character end of one, is in `text`."""
     for name, value in key_forms(key).items():
-        # k4 and k5 frame the key (`Bearer `, a JSON header dump): only the whole is secret.
-        pieces = (value,) if name in ("k4", "k5") else (value, value[:12], value[-12:])
+        # k4, k5 and k15 frame the key (`Bearer `, a JSON header dump): only the whole is secret.
+        pieces = (value,) if name in ("k4", "k5", "k15") else (value, value[:12], value[-12:])
         for piece in pieces:
             assert piece not in text, name
     assert key.lower() not in text.lower()

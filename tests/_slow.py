@@ -11,7 +11,9 @@ that took longer than `REPORT_SECONDS`.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,10 +77,17 @@ def heavy_uses(item: pytest.Item) -> list[str]:
     function = getattr(item, "obj", None)
     if not callable(function):
         return []
-    used = set(_names(_unwrapped(function), _DEPTH, set()))
+    used = set(_names_used(_unwrapped(function)))
     for fixture in _fixture_functions(item):
-        used |= set(_names(fixture, _DEPTH, set()))
+        used |= _names_used(fixture)
     return sorted({HEAVY[name] for name in used & HEAVY.keys()})
+
+
+@functools.cache
+def _names_used(thing: Any) -> frozenset[str]:
+    """`_names` of a test function or a fixture, once: the cases of a parametrized test and
+    the tests sharing a fixture would each walk the same code again."""
+    return frozenset(_names(thing, _DEPTH, set()))
 
 
 def xdist_group(item: pytest.Item) -> str | None:
@@ -101,11 +110,17 @@ def _fixture_functions(item: pytest.Item) -> Iterator[Callable[..., Any]]:
 
 def _ours(thing: Any) -> bool:
     """Defined in a file under `tests/` (not the package, not a library)."""
-    try:
-        file = inspect.getsourcefile(thing)
-    except TypeError:
-        return False
-    return file is not None and Path(file).resolve().is_relative_to(TESTS)
+    code = getattr(thing, "__code__", None)
+    if code is not None:
+        return _under_tests(code.co_filename)
+    module = sys.modules.get(getattr(thing, "__module__", None) or "")
+    file = getattr(module, "__file__", None)
+    return file is not None and _under_tests(file)
+
+
+@functools.cache
+def _under_tests(file: str) -> bool:
+    return Path(file).resolve().is_relative_to(TESTS)
 
 
 def _names(thing: Any, depth: int, seen: set[int]) -> Iterator[str]:

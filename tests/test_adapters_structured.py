@@ -163,8 +163,12 @@ async def test_a_text_of_nothing_but_base64_is_an_image(tmp_path: Path) -> None:
     assert B64[:76] not in routed.text
 
 
-async def test_image_copies_share_the_budget(tmp_path: Path) -> None:
-    """An image sent twice (content and structured content) takes its budget twice."""
+async def test_an_attached_image_is_a_path_in_the_structured_copy_not_base64(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 36): the vision lane's structured copy carried the fitted image as
+    base64, which a client that hands the model `structuredContent` gave it as text. The
+    pixels are in the content, once, with the whole budget."""
     buffer = io.BytesIO()
     screenshot(1600, 1000, 1).save(buffer, "PNG")
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -174,8 +178,10 @@ async def test_image_copies_share_the_budget(tmp_path: Path) -> None:
         result, **NATIVE, image_budget=200_000, output_schema={"type": "object"}, trace=False
     )
     (image,) = routed.images
-    assert len(image.base64) <= 100_000
-    assert routed.to_mcp()["structuredContent"]["content"][0]["data"] == image.base64
+    assert 100_000 < len(image.base64) <= 200_000  # one copy sent as pixels, not two
+    structured = routed.to_mcp()["structuredContent"]
+    assert structured["content"][0]["data"] == f"MEDIA:{routed.media_paths[0]}"
+    assert not find_inline(structured) and image.base64[:200] not in json.dumps(structured)
 
 
 @pytest.mark.parametrize("user_only", ["pass", "reference", "withhold"])
@@ -238,4 +244,4 @@ async def test_a_declared_schema_is_checked(tmp_path: Path) -> None:
     wrong = await router(tmp_path).mcp(
         {"content": [], "structuredContent": {"temp": "warm"}}, **TEXT, output_schema=schema
     )
-    assert wrong.client.schema_problem == "at `/temp`: 'warm' is not of type 'number'"
+    assert wrong.client.schema_problem == "at `/temp`: a string where the schema wants `number`"

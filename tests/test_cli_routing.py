@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,24 @@ def test_route_mcp_files_prints_payload_and_record(
     assert document["record"]["lane"] == "native"
     assert len(document["record"]["execution"]["attached"]) == 2
     assert document["record"]["payload"] == {"api": "anthropic", "images_sent": 2, "withheld": []}
+
+
+def test_a_relative_cache_dir_gives_absolute_media_paths(
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (issue 36): `--cache-dir images` gave `MEDIA:images/…`, a path the model's
+    client, started elsewhere, cannot open."""
+    monkeypatch.chdir(tmp_path)
+    text_only = ["--provider", "deepseek", "--model", "deepseek-chat"]
+    code, out, _ = route(
+        capsys, "--source", "mcp", "--image", str(files["g0"]), *text_only, "--cache-dir", "images"
+    )
+    assert code == 0
+    paths = re.findall(r"MEDIA:([^\s\"\\]+)", out)
+    assert paths and all(Path(path).is_absolute() and Path(path).is_file() for path in paths), out
 
 
 def test_route_refuses_a_file_that_is_not_an_image_inside_the_result(

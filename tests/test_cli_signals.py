@@ -33,6 +33,31 @@ def test_a_signal_in_the_synchronous_part_passes_every_except_exception(signum: 
     assert signal.getsignal(signum) is before  # handlers put back
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_swallowed_where_it_landed_is_acted_on_at_the_loop(
+    signum: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 36): the handler's exception landed in an importlib callback, which
+    Python ignores ("Exception ignored in"), and the proxy ran on after a Ctrl-C."""
+    ignored: list[object] = []
+    monkeypatch.setattr("sys.unraisablehook", ignored.append)
+
+    class Dropped:
+        def __del__(self) -> None:  # Python ignores what a finalizer raises
+            os.kill(os.getpid(), signum)
+            signal.sigtimedwait([], 0)  # the handler runs here
+
+    async def work() -> str:
+        await asyncio.sleep(5)
+        return "ran on"
+
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        Dropped()
+        assert ignored, "the signal's exception was not swallowed"
+        run_until_signal(work)
+    assert stopped.value.exit_code == 128 + signum
+
+
 def test_a_signal_while_the_loop_starts_is_acted_on(monkeypatch: pytest.MonkeyPatch) -> None:
     async def work() -> str:
         await asyncio.sleep(5)

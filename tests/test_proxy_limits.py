@@ -110,5 +110,5 @@ async def test_an_embedded_5k_screenshot_fits_too(client: RawClient) -> None:
 
 async def test_the_session_is_alive_after_all_of_it(client: RawClient) -> None:
     answer: dict[str, Any] = await client.request("tools/list")
-    assert len(answer["result"]["tools"]) == 17 + 1  # and the proxy's own tool
+    assert len(answer["result"]["tools"]) == 22 + 1  # and the proxy's own tool
     assert max(len(line) for line in client.lines) < LIMIT

@@ -78,19 +78,27 @@ async def test_text_lane_results_satisfy_the_listed_schema(tmp_path: Path) -> No
     ]
 
 
-async def test_native_lane_copies_carry_the_fitted_image(tmp_path: Path) -> None:
+async def test_no_copy_a_model_may_read_carries_base64_in_the_vision_lane(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 36): the vision lane's `structuredContent` carried the fitted image
+    as base64 (240,000 characters), which a client with `use_structured_content=True` hands
+    the model as text. The image is an image block; every JSON copy names its path."""
     async with proxied(argv(tmp_path, VISION), tmp_path) as session:
         await session.list_tools()
         snapshot = await session.call_tool("snapshot", {})
         link = await session.call_tool("data_url", {})
     (image,) = [block for block in snapshot.content if isinstance(block, ImageContent)]
-    picture = snapshot.structured_content["picture"]  # type: ignore[index]
-    assert picture == {"data": image.data, "mimeType": image.mime_type}
     assert len(base64.b64decode(image.data)) < 600_000  # fitted, not the server's 4.8 MB PNG
+    picture = snapshot.structured_content["picture"]  # type: ignore[index]
+    assert picture["data"].startswith("MEDIA:"), picture
     (linked,) = [block for block in link.content if isinstance(block, ImageContent)]
-    url = f"data:{linked.mime_type};base64,{linked.data}"
-    assert link.structured_content == {"url": url}
-    assert not any(find_inline(block.text) for block in snapshot.content if block.type == "text")
+    assert link.structured_content["url"].startswith("MEDIA:"), link.structured_content  # type: ignore[index]
+    for result in (snapshot, link):
+        assert not find_inline(result.structured_content)
+        assert image.data[:200] not in json.dumps(result.structured_content)
+        assert linked.data[:200] not in json.dumps(result.structured_content)
+        assert not any(find_inline(block.text) for block in result.content if block.type == "text")
 
 
 async def test_a_servers_media_line_is_marked_in_structured_content_too(tmp_path: Path) -> None:

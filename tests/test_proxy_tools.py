@@ -169,7 +169,7 @@ def test_a_result_the_listed_schema_rejects_is_never_sent(tmp_path: Path) -> Non
 
     own = answer({"temp": "warm"})
     assert "the MCP server's own structured content does not satisfy" in own
-    assert "'warm' is not of type 'number'" in own
+    assert "a string where the schema wants `number`" in own and "warm" not in own
     routed = answer({"temp": 14, "see": "MEDIA:/etc/passwd"})
     assert "the routed structured content does not satisfy" in routed
     assert [r["execution"]["outcome"] for r in records] == ["schema_mismatch"] * 2

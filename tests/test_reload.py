@@ -120,6 +120,32 @@ def test_a_broken_file_is_reported_once_not_at_every_poll(
     assert caplog.text.count("failed to load") == 1
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_at_the_policy_path_is_reported_once_not_at_every_poll(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression (issue 36): a FIFO swapped in at the watched path logged its refusal at
+    every poll (28 lines in 25 s); it is said once, and every decision keeps the warning
+    until the file reads again."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    os.mkfifo(tmp_path / "fifo")
+    os.replace(tmp_path / "fifo", policy)
+    with caplog.at_level(logging.WARNING, logger="visiongate"):
+        results = [gate.reload(wait=False) for _ in range(4)]
+    assert [result.ok for result in results] == [False] * 4
+    assert caplog.text.count("not a regular file") == 1, caplog.text
+    assert "not a regular file" in gate.decide_facts("auto", "vision", "set", "accepts").warnings[0]
+    write_atomically(policy, DEFAULT, age=1.0)
+    assert gate.reload().ok and gate.decide_facts("auto", "vision", "set", "accepts").warnings == ()
+    os.mkfifo(tmp_path / "fifo")
+    os.replace(tmp_path / "fifo", policy)
+    with caplog.at_level(logging.WARNING, logger="visiongate"):
+        gate.reload(wait=False)
+    assert caplog.text.count("not a regular file") == 2  # a new refusal is said again
+
+
 # -- a writer rewriting the policy in pieces, against watch() and deciding threads ------------
 
 WRITER = """

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
+from .._part_request import PartError
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ..wire._wire import InvalidToolResult
@@ -189,7 +190,7 @@ class CallRouter:
             except InvalidToolResult as error:
                 return self._malformed(call, str(error), raw_size)
             if routed.client.schema_problem is not None:
-                return self._unschematic(call, routed, result, schema, raw_size)
+                return await self._unschematic(call, routed, result, schema, raw_size)
             fitted = await self._fitted(call, routed, schema, raw_size)
             if not (fitted.shortfall and routed.images and len(attempts) < _FIT_ATTEMPTS):
                 break
@@ -213,7 +214,14 @@ class CallRouter:
         if routed.meta:
             wire["_meta"] = dict(routed.meta)
         check = (lambda value: schema_problem(schema.schema, value)) if schema else None
-        fit = (call.request_id, wire, self._target.max_result_bytes, self._store, check)
+        fit = (
+            call.request_id,
+            wire,
+            self._target.max_result_bytes,
+            self._store,
+            check,
+            routed.server_lines,
+        )
         # Fitting a large answer may encode megabytes and write the full text: off the loop.
         # A small one costs microseconds, less than the hop to a thread.
         if raw_size > _INLINE_FIT_BYTES or routed.images or routed.client.passed:
@@ -235,7 +243,7 @@ class CallRouter:
             )
         return extra
 
-    def _unschematic(
+    async def _unschematic(
         self,
         call: Call,
         routed: RoutedResult,
@@ -243,24 +251,34 @@ class CallRouter:
         schema: Relaxed | None,
         raw_size: int,
     ) -> bytes:
-        """The error that stands in for a result that does not satisfy the tool's schema."""
+        """The error that stands in for a result that does not satisfy the tool's schema, or
+        whose check ran out of its bound (then not checked a second time)."""
         assert schema is not None
-        problem = untrusted_line(routed.client.schema_problem or "", 300)
-        own = schema_problem(schema.schema, result.get("structuredContent"))
+        problem = routed.client.schema_problem
+        own = (
+            None
+            if out_of_time(problem)
+            else await asyncio.to_thread(
+                schema_problem, schema.schema, result.get("structuredContent")
+            )
+        )
         whose = (
             f"the MCP server's own structured content does not satisfy the tool's output "
             f"schema ({untrusted_line(own, 300)})"
             if own is not None
             else f"the routed structured content does not satisfy the tool's output schema "
-            f"({problem})"
+            f"({untrusted_line(problem or '', 300)})"
         )
+        if out_of_time(problem):
+            whose = f"its structured content was not checked against the output schema: {problem}"
         answer = error_response(
             call.request_id,
             INTERNAL_ERROR,
             f"visiongate proxy: `{untrusted_line(call.tool or '', 80)}`: {whose}; a result the "
             "client would reject was not sent",
         )
-        self.failed(call, "schema_mismatch", whose, {}, raw_size, len(answer))
+        outcome = "schema_check_timeout" if out_of_time(problem) else "schema_mismatch"
+        self.failed(call, outcome, whose, {}, raw_size, len(answer))
         return answer
 
     async def answer_local(self, request_id: Any, params: Mapping[str, Any]) -> bytes:
@@ -270,27 +288,24 @@ class CallRouter:
         call.answered = call.started
         viewed = await asyncio.to_thread(self._views.read, params.get("arguments"))
         if viewed.problem is not None:
-            text = f"{VIEW_TOOL}: {viewed.problem}; pass a MEDIA: path from an earlier result"
-            answer = encode(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
-                }
-            )
-            self.failed(call, "refused", viewed.problem, {}, 0, len(answer))
-            return answer
+            hint = "pass a MEDIA: path from an earlier result"
+            return self._view_refused(call, viewed.problem, hint)
         target = self._target
-        routed = await self._router.vision_analyze(
-            viewed.data,
-            viewed.question,
-            provider=target.provider,
-            model=target.model,
-            path=viewed.path,
-            image_budget=image_budget({}, 4_096, target.max_result_bytes),
-            max_edge_px=target.max_edge_px,
-            trace=False,
-        )
+        try:
+            routed = await self._router.vision_analyze(
+                viewed.data,
+                viewed.question,
+                provider=target.provider,
+                model=target.model,
+                path=viewed.path,
+                image_budget=image_budget({}, 4_096, target.max_result_bytes),
+                max_edge_px=target.max_edge_px,
+                trace=False,
+                part=viewed.part,
+            )
+        except PartError as error:
+            hint = "`region` is left, top, width, height in the original's pixels"
+            return self._view_refused(call, str(error), hint)
         fitted = await self._fitted(call, routed, None, len(viewed.data))
         record = dict(routed.record)
         if fitted.changes:
@@ -302,6 +317,18 @@ class CallRouter:
         )
         self._write(record, call, 0, len(fitted.message), extra)
         return fitted.message
+
+    def _view_refused(self, call: Call, problem: str, hint: str) -> bytes:
+        text = f"{VIEW_TOOL}: {problem}; {hint}"
+        answer = encode(
+            {
+                "jsonrpc": "2.0",
+                "id": call.request_id,
+                "result": {"content": [{"type": "text", "text": text}], "isError": True},
+            }
+        )
+        self.failed(call, "refused", problem, {}, 0, len(answer))
+        return answer
 
     def _error_answer(self, call: Call, error: Any, raw_size: int) -> bytes:
         sanitizer = self.gate_sanitizer
@@ -408,6 +435,13 @@ def schema_problem(schema: Any, value: Any) -> str | None:
     from ..wire._schemas import schema_problem as check
 
     return check(schema, value)
+
+
+def out_of_time(problem: str | None) -> bool:
+    """`wire._schemas.out_of_time`, imported as `schema_problem` is."""
+    from ..wire._schemas import out_of_time as timed_out
+
+    return timed_out(problem)
 
 
 def _ms(seconds: float) -> float:

@@ -90,9 +90,11 @@ def fit_call_response(
     limit: int,
     store: ImageCache,
     check: Check | None = None,
+    server_lines: frozenset[str] = frozenset(),
 ) -> Fitted:
     """The JSON-RPC answer carrying `result` (a routed `tools/call` result: one text block,
-    then images), at most `limit` bytes. `check` validates a structured content that was cut.
+    then images), at most `limit` bytes. `check` validates a structured content that was cut;
+    `server_lines` are the tool's own lines, never kept past a cut as the proxy's notes.
     Blocking (it may write the full text): call it in a thread."""
     changes: dict[str, Any] = {}
     message = _answer(request_id, result)
@@ -110,7 +112,9 @@ def fit_call_response(
         result = _with_structured_cut(result, over, limit, store, changes, check)
         message = _answer(request_id, result)
     if len(message) > limit:
-        result, shortfall = _with_text_cut(result, len(message), limit, store, changes)
+        result, shortfall = _with_text_cut(
+            result, len(message), limit, store, changes, server_lines
+        )
         message = _answer(request_id, result)
     if len(message) > limit and result.get("structuredContent") is not None:
         result = _with_structured_cut(result, len(message) - limit, limit, store, changes, check)
@@ -148,7 +152,12 @@ def _without_large_meta(
 
 
 def _with_text_cut(
-    result: dict[str, Any], size: int, limit: int, store: ImageCache, changes: dict[str, Any]
+    result: dict[str, Any],
+    size: int,
+    limit: int,
+    store: ImageCache,
+    changes: dict[str, Any],
+    server_lines: frozenset[str],
 ) -> tuple[dict[str, Any], int]:
     """`result` with its text cut to the room the rest leaves, and how many bytes the images
     should give up for the text to keep `MIN_TEXT_BYTES` (0 when it has them)."""
@@ -158,7 +167,8 @@ def _with_text_cut(
     room = limit - others - 2
     shortfall = max(0, MIN_TEXT_BYTES + NOTE_BYTES - room) if len(content) > 1 else 0
     saved = store.write(text.encode("utf-8"), None, extension=".txt")
-    kept, left_out = cut_with_note(text, max(0, room), lambda n: _note(n, limit, str(saved.path)))
+    note = lambda n: _note(n, limit, str(saved.path))  # noqa: E731  # one line, used once
+    kept, left_out = cut_with_note(text, max(0, room), note, server_lines)
     changes.update(text_chars=len(text), text_bytes_left_out=left_out, text_path=str(saved.path))
     content[0] = {**content[0], "text": kept}
     return {**result, "content": content}, shortfall
@@ -172,13 +182,15 @@ def _note(left_out: int, limit: int, path: str) -> str:
     )
 
 
-def cut_with_note(text: str, room: int, note: Callable[[int], str]) -> tuple[str, int]:
+def cut_with_note(
+    text: str, room: int, note: Callable[[int], str], server_lines: frozenset[str] = frozenset()
+) -> tuple[str, int]:
     """`text` cut into `room` JSON bytes with `note(bytes left out)` where it was cut, and the
     number of UTF-8 bytes left out. The note is sized for the most that could be left out, so
-    the real one (never longer) fits."""
+    the real one (never longer) fits. `server_lines`: see `cut_text`."""
     total = len(text.encode("utf-8"))
     marker = note(total)
-    kept = cut_text(text, room, marker)
+    kept = cut_text(text, room, marker, server_lines)
     joined = f"\n{marker}" if f"\n{marker}" in kept else marker
     left_out = max(0, total - len(kept.replace(joined, "", 1).encode("utf-8")))
     return kept.replace(marker, note(left_out), 1), left_out
@@ -247,14 +259,17 @@ def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
     return items
 
 
-def cut_text(text: str, room: int, note: str) -> str:
+def cut_text(text: str, room: int, note: str, server_lines: frozenset[str] = frozenset()) -> str:
     """`text` in at most `room` JSON bytes (the note included): the proxy's own short lines
     (`MEDIA:` paths, `[...]` notes) are kept where they are, the server's text keeps its
     start, and `note` stands where the cut is. If even the short lines do not fit, nothing is
-    protected."""
+    protected. A line in `server_lines` (the tool's own text) is never taken for one of the
+    proxy's, whatever it starts with (a log's `[INFO]` lines stayed past the cut)."""
     lines = text.split("\n")
     sizes = [_json_size(line) + 2 for line in lines]  # `\n` costs two bytes in JSON
-    protected = [len(line) <= _PROTECTED_CHARS and _ours(line) for line in lines]
+    protected = [
+        len(line) <= _PROTECTED_CHARS and _ours(line) and line not in server_lines for line in lines
+    ]
     fixed = sum(size for size, keep in zip(sizes, protected, strict=True) if keep)
     if fixed > room - _json_size(note):
         protected = [False] * len(lines)

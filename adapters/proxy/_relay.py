@@ -328,7 +328,15 @@ class Relay:
         if pending.policy_check is not None:
             await _policy_checked(pending.policy_check)
         try:
-            answer = await self._calls.answer(call, body, size)
+            # Its deadline ended with the server's answer; routing gets a whole one of its own,
+            # so a step that never ends still answers the call (every request, exactly once).
+            answer = await asyncio.wait_for(self._calls.answer(call, body, size), self._timeout)
+        except TimeoutError:
+            problem = f"routing the result took longer than {self._timeout:g}s (--timeout)"
+            log(f"`{untrusted_line(call.tool or '', 80)}`: {problem}")
+            self._calls.failed(call, "timeout", problem, raw_size=size)
+            text = f"visiongate proxy: {problem}"
+            answer = error_response(call.request_id, REQUEST_TIMEOUT, text)
         except Exception as error:
             problem = untrusted_line(f"{type(error).__name__}: {error}", 300)
             log(f"could not route the `tools/call` result: {problem}")

@@ -18,17 +18,18 @@ Choices an agent developer should know:
   client gets them with their annotations (`execution.user_only`), the model a note counting
   them; their images are cached but never attached, described or (unless `reference`) named.
 - An `is_error` result stays text: its images are cached and referenced, never attached.
-- `structured_content` is a second copy of the result and gets the same lane (`wire._copies`):
-  an image in it carries the same fitted bytes as the attached image, or the line the model
-  reads for it (its `MEDIA:` path) in place of the base64; the server's `MEDIA:` lines in it
-  are marked. With the tool's `output_schema`, the copy is checked against it and goes to the
-  client (`to_mcp`); without one it is a JSON line of the text (only when no text block holds
-  it), images as references. `_meta` likewise, never with pixels.
+- `structured_content` is a second copy of the result (`wire._copies`): an image in it is the
+  line the model reads for it (its `MEDIA:` path) in place of the base64, whatever the lane
+  (a client may hand that copy to the model as text; the pixels are in the content); the
+  server's `MEDIA:` lines in it are marked. With the tool's `output_schema`, the copy is
+  checked against it and goes to the client (`to_mcp`); without one it is a JSON line of the
+  text (only when no text block holds it). `_meta` likewise, never with pixels.
 - Text blobs are read as text; audio passes to the client as it came.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from ..vision import DescriptionNote
 from ..wire._blocks import FoundImage, ReadResult, hidden_note, read_result
 from ..wire._edge import read_tool_result
 from ..wire._text import decoded_text_blobs
-from ..wire._wire import TextBlock, ToolResult
+from ..wire._wire import EmbeddedBlock, TextBlock, TextContents, ToolResult
 from ._lane import LaneContext, attached_summary, description_block, holds_images, image_label
 from ._mcp_client import Copies, Shares, client_parts, schema_check, structured_record
 from ._user import user_parts
@@ -66,11 +67,6 @@ class _Outcome:
         self.notes.append(f"[image {found.index} not attached: {reason}]")
         self.refused.append({"index": found.index, "reason": reason})
 
-    def attached_by_index(self) -> dict[int, ProcessedImage]:
-        return {
-            done["index"]: image for done, image in zip(self.attached, self.images, strict=True)
-        }
-
 
 async def route_mcp(
     result: object,
@@ -89,13 +85,18 @@ async def route_mcp(
     # Decoding, hashing and caching the images: on the image workers, never on the loop.
     read = await context.off_loop(holds_images(clean), read_result, clean, context.cache, user_only)
     declared = output_schema is not None
-    shares = Shares.of(read, context.result_budget, declared)
+    shares = Shares.of(read, context.result_budget)
     user = await user_parts(read, context, shares.user)
     outcome = await _carry_out(read, clean.is_error, shares.for_model(context, user))
     described, marked = _descriptions(outcome, sanitizer)
-    copies = Copies.of(read, outcome.attached_by_index())
+    copies = Copies.of(read)
     text = _compose(read, outcome, clean, described, copies, declared)
-    problem = schema_check(output_schema, copies.structured, clean)
+    # The schema and the content are the server's: checked off the loop, under a bound.
+    problem = (
+        await asyncio.to_thread(schema_check, output_schema, copies.structured, clean)
+        if declared
+        else None
+    )
     execution = _execution(read, outcome, clean.is_error, tool_name)
     execution |= {
         "unverified_media_lines": read.unverified_media_lines + marked,
@@ -117,7 +118,19 @@ async def route_mcp(
         record=context.record(execution, sanitizer.counts()),
         api=context.payload_api,
         client=client_parts(read, outcome.attached, user, declared, problem),
+        server_lines=_server_lines(clean),
     )
+
+
+def _server_lines(clean: ToolResult) -> frozenset[str]:
+    """The lines of the tool's own text: its text blocks and embedded text resources."""
+    texts: list[str] = []
+    for block in clean.content:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, EmbeddedBlock) and isinstance(block.resource, TextContents):
+            texts.append(block.resource.text)
+    return frozenset(line for text in texts for line in text.split("\n"))
 
 
 def _model_paths(read: ReadResult) -> tuple[str, ...]:

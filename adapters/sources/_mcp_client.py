@@ -3,10 +3,10 @@ an image, the structured content and `_meta` as the lane left them, the schema c
 parts for the client (`ClientParts`).
 
 The structured content is a second copy of the result (`wire._copies`): when the tool declares
-an output schema it goes to the client with each image as the lane left it (the fitted bytes
-of an attached image, else its `MEDIA:` path), so an image attached and copied there is sent
-twice and takes its budget twice; the copy written into the model's text, and `_meta`, carry
-references only.
+an output schema it goes to the client, each image in it as the line the model reads for it
+(its `MEDIA:` path), never base64: a client may hand that copy to the model as text, and an
+attached image's pixels are in the content, once. The copy written into the model's text, and
+`_meta`, are the same references.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._routed import ClientParts
-from ..images import ProcessedImage
 from ..wire._blocks import FoundImage, ReadResult
 from ..wire._schemas import schema_problem
 from ..wire._wire import ToolResult, annotations_wire
@@ -28,49 +27,42 @@ __all__ = ["Copies", "Shares", "client_parts", "schema_check", "structured_recor
 
 @dataclass(frozen=True)
 class Shares:
-    """How a result's image budget is shared out: each copy of an image sent as pixels takes
-    its part (an image in the content and in the structured content is sent twice)."""
+    """How a result's image budget is shared out: each image sent as pixels takes its part,
+    the user's and the model's (the JSON copies carry references, no pixels)."""
 
     total: int | None
-    copies: int
     user: int | None
 
     @classmethod
-    def of(cls, read: ReadResult, total: int | None, declared: bool) -> Shares:
-        """`declared`: the structured content goes to the client too (an output schema)."""
-        counts = {found.index: 1 for found in read.images}
-        for _, index in read.structured.payloads if read.structured and declared else ():
-            counts[index] += 1
-        copies = max(counts.values(), default=1)
+    def of(cls, read: ReadResult, total: int | None) -> Shares:
         users = sum(1 for item in read.passed if isinstance(item, FoundImage))
-        sent = users + copies * sum(1 for found in read.images if found.for_model)
+        sent = users + sum(1 for found in read.images if found.for_model)
         user = None if total is None else total // max(1, sent)
-        return cls(total, copies, user)
+        return cls(total, user)
 
     def for_model(self, context: LaneContext, user: UserParts) -> LaneContext:
         if self.total is None:
             return context
-        left = max(0, self.total - user.image_chars)
-        return replace(context, result_budget=left // self.copies)
+        return replace(context, result_budget=max(0, self.total - user.image_chars))
 
 
 @dataclass(frozen=True)
 class Copies:
-    """The structured content and `_meta` as the lane left them: for the client (fitted
-    images) and for the model's text (references only)."""
+    """The structured content and `_meta` as the lane left them, each image a reference: the
+    structured copy for the client (with an output schema), the same for the model's text."""
 
     structured: Any = None
     structured_text: Any = None
     meta: Mapping[str, Any] | None = None
 
     @classmethod
-    def of(cls, read: ReadResult, attached: Mapping[int, ProcessedImage]) -> Copies:
+    def of(cls, read: ReadResult) -> Copies:
         references = read.references()
-        copy = read.structured
-        meta = read.meta.rendered({}, references) if read.meta is not None else None
-        if copy is None:
+        meta = read.meta.rendered(references) if read.meta is not None else None
+        if read.structured is None:
             return cls(meta=meta)
-        return cls(copy.rendered(attached, references), copy.rendered({}, references), meta)
+        structured = read.structured.rendered(references)
+        return cls(structured, structured, meta)
 
 
 def schema_check(

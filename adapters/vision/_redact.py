@@ -1,9 +1,10 @@
 """Keep the api key, and a backend's raw words, out of what the model and the trace read.
 
 A vision endpoint sees the key in every request, and a hostile or buggy one can echo it back
-in its answer or its error body: verbatim, split by spaces, upper-cased, hex-encoded or base64
-(of the key, of `Bearer <key>`, of a whole header dump), with its separators removed or others
-put in (`sk-proj-…` as `skproj…`, or `s.k.p.r.o.j`), or reversed. `redact_key` removes every
+in its answer or its error body: verbatim, split by spaces, upper-cased, hex-encoded, base64 or
+base32 (of the key, of `Bearer <key>`, of a whole header dump), ROT13, in fullwidth or other
+compatibility letters (`ｓｋ－…`, read as their NFKC forms), with its separators removed or
+others put in (`sk-proj-…` as `skproj…`, or `s.k.p.r.o.j`), or reversed. `redact_key` removes every
 run of 12 or more characters of the key, or of any of those encodings, wherever it stands,
 case insensitively and across spaces and invisible characters; and every run of 12 or more of
 its letters and digits, in order or reversed, with anything else between them (a second view
@@ -18,7 +19,10 @@ control characters, on one line. The body itself is never copied.
 from __future__ import annotations
 
 import base64
+import codecs
 import json
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -130,9 +134,10 @@ def _letter_grams(key: str) -> _KeyGrams | None:
     if len(letters) < _MIN_ENCODED_KEY:
         return None
     width = min(_WINDOW, len(letters))
+    rot13 = codecs.encode(letters, "rot13")
     grams = {
         form[start : start + width]
-        for form in (letters, letters[::-1])
+        for form in (letters, letters[::-1], rot13, rot13[::-1])
         for start in range(len(form) - width + 1)
     }
     return _KeyGrams(frozenset(grams), width)
@@ -141,23 +146,35 @@ def _letter_grams(key: str) -> _KeyGrams | None:
 def _forms(key: str) -> set[str]:
     """The key and its common encodings, lower-cased and without splitters."""
     plain = "".join(char for char in key if char not in _SPLITTERS)
-    forms = {plain, quote(plain, safe="")}
+    forms = {plain, quote(plain, safe=""), codecs.encode(plain, "rot13")}
     raw = plain.encode("utf-8")
     if len(plain) >= _MIN_ENCODED_KEY:
         forms.add(raw.hex())
-        # Base64 of any text that holds the key holds one of three cores, by its offset mod 3.
+        # Base64 of any text that holds the key holds one of three cores, by its offset mod 3;
+        # base32, one of five.
         for offset in range(3):
-            core = _base64_core(raw, offset)
+            core = _core(base64.b64encode, 6, raw, offset)
             forms |= {core, core.replace("+", "-").replace("/", "_")}
+        forms |= {_core(base64.b32encode, 5, raw, offset) for offset in range(5)}
     return {form.lower() for form in forms if form}
 
 
-def _base64_core(raw: bytes, offset: int) -> str:
-    """The base64 characters fixed by `raw` alone when it starts `offset` bytes into a stream."""
-    encoded = base64.b64encode(bytes(offset) + raw).decode("ascii")
-    first = -(-8 * offset // 6)
-    last = (8 * (offset + len(raw))) // 6
+def _core(encode: Callable[[bytes], bytes], bits: int, raw: bytes, offset: int) -> str:
+    """The characters of `encode` (`bits` per character) fixed by `raw` alone when it starts
+    `offset` bytes into a stream."""
+    encoded = encode(bytes(offset) + raw).decode("ascii")
+    first = -(-8 * offset // bits)
+    last = (8 * (offset + len(raw))) // bits
     return encoded[first:last]
+
+
+def _ascii(char: str) -> str:
+    """`char` as the ASCII character it is a compatibility form of (fullwidth `ｓ` is `s`),
+    else itself."""
+    if char.isascii():
+        return char
+    folded = unicodedata.normalize("NFKC", char)
+    return folded if len(folded) == 1 and folded.isascii() else char
 
 
 def _normalized(text: str) -> tuple[str, list[int]]:
@@ -167,6 +184,7 @@ def _normalized(text: str) -> tuple[str, list[int]]:
     for index, char in enumerate(text):
         if char in _SPLITTERS:
             continue
+        char = _ascii(char)
         kept.append(char.lower() if char.isascii() else "\0")
         positions.append(index)
     return "".join(kept), positions
@@ -177,7 +195,7 @@ def _letters_only(text: str) -> tuple[str, list[int]]:
     transform may remove or add (`-`, `_`, `.`, spaces, any other character) is left out."""
     kept: list[str] = []
     positions: list[int] = []
-    for index, char in enumerate(text):
+    for index, char in enumerate(map(_ascii, text)):
         if char.isascii() and char.isalnum():
             kept.append(char.lower())
             positions.append(index)

@@ -5,9 +5,9 @@ output schema, and some hand it to the model instead of the content. So it gets 
 content gets: the server's `MEDIA:` lines marked `[unverified] ` in every string, and each
 image payload (`_inline`) taken for an image of the result, the same image as a content block
 with the same bytes, else one more image. `InlineCopy.rendered` then writes each payload back
-as the lane left that image: the fitted bytes (and their media type) of an attached image, or
-the line the model reads for it (its `MEDIA:` path, or why it was refused) in place of the
-base64. A copy written into the model's text never carries pixels, whatever the lane.
+as the line the model reads for that image (its `MEDIA:` path, or why it was refused) in place
+of the base64, whatever the lane: a client may hand this copy to the model as text
+(openai-agents' `use_structured_content`), and an attached image's pixels are in the content.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..images import ProcessedImage
 from ..sanitize._media import mark_unverified_media
 from ._inline import InlineImage, as_reference, find_inline, replace_inline
 
@@ -31,19 +30,13 @@ class InlineCopy:
     payloads: tuple[tuple[InlineImage, int], ...] = ()
     """Each payload with the 1-based index of the image of the result it is."""
 
-    def rendered(
-        self, attached: Mapping[int, ProcessedImage], references: Mapping[int, str]
-    ) -> Any:
-        """The value with every payload as the lane left its image: the fitted image where
-        `attached` has its index, else the line the model reads for it (`references`)."""
+    def rendered(self, references: Mapping[int, str]) -> Any:
+        """The value with every payload as the line the model reads for its image
+        (`references`): never base64, attached or not."""
         indexes = {id(payload): index for payload, index in self.payloads}
 
         def replacement(payload: InlineImage) -> Any:
-            index = indexes[id(payload)]
-            image = attached.get(index)
-            if image is None:
-                return as_reference(payload, references[index])
-            return _fitted(payload, image)
+            return as_reference(payload, references[indexes[id(payload)]])
 
         return replace_inline(self.value, [payload for payload, _ in self.payloads], replacement)
 
@@ -71,15 +64,3 @@ def mark_strings(value: Any) -> tuple[Any, int]:
         count = sum(found for _, found in marked)
         return ([item for item, _ in marked] if count else value), count
     return value, 0
-
-
-def _fitted(payload: InlineImage, image: ProcessedImage) -> Any:
-    if payload.kind == "data_url":
-        return f"data:{image.media_type};base64,{image.base64}"
-    if payload.kind == "bare":
-        return image.base64
-    assert payload.payload_key is not None
-    fields = {payload.payload_key: image.base64}
-    if payload.media_type_key is not None:
-        fields[payload.media_type_key] = image.media_type
-    return fields

@@ -11,18 +11,27 @@ is then one that every routed result satisfies. A schema without them comes back
 (the same object), so most listings pass byte for byte.
 
 `schema_problem` validates with `jsonschema`, as the MCP SDK's client does: the validator for
-the schema's own `$schema` draft, `$ref`s resolved within the schema document only.
+the schema's own `$schema` draft, `$ref`s resolved within the schema document only. The schema
+and the content both come from the server, so the check runs under a bound: every `pattern` and
+`patternProperties` match runs on the `regex` engine with the time left of the check's
+`CHECK_SECONDS` (the standard `re` backtracks for ever on `^(a+)+$` and holds the GIL while it
+does), and a `$ref` loop or a nesting too deep to follow is a problem, not a RecursionError.
+A problem never quotes the content: it may be an image's base64 or text a session must not see.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from jsonschema import SchemaError
+import regex
+from jsonschema import SchemaError, _keywords, _legacy_keywords, _utils
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
@@ -31,7 +40,13 @@ from referencing.exceptions import Unresolvable
 
 from ._inline import MEDIA_TYPE_KEYS, PAYLOAD_KEYS
 
-__all__ = ["Relaxed", "relaxed_output_schema", "schema_problem"]
+__all__ = ["CHECK_SECONDS", "Relaxed", "out_of_time", "relaxed_output_schema", "schema_problem"]
+
+CHECK_SECONDS: Final = 2.0
+"""How long one check of a result against its output schema may take, patterns and all."""
+_OUT_OF_TIME: Final = (
+    f"checking it took longer than the bound of {CHECK_SECONDS:g} s (a `pattern` that backtracks?)"
+)
 
 STRING_CONSTRAINTS: Final = (
     "pattern",
@@ -47,8 +62,8 @@ STRING_CONSTRAINTS: Final = (
 """What a string schema may say that a `MEDIA:` path or another image format would break."""
 _PAYLOAD_FORMATS: Final = frozenset({"byte", "binary", "data-url", "base64"})
 _RELAXED_NOTE: Final = (
-    "(visiongate: holds the image data when the image is sent as pixels, else its MEDIA: path "
-    "or why it was not sent)"
+    "(visiongate: holds the image's MEDIA: path, or why it was not sent; an image sent as "
+    "pixels is in the content)"
 )
 _ONE_SCHEMA: Final = (
     "additionalProperties",
@@ -93,22 +108,110 @@ def relaxed_output_schema(schema: Mapping[str, Any]) -> Relaxed:
 
 
 def schema_problem(schema: Mapping[str, Any], instance: Any) -> str | None:
-    """Why `instance` does not satisfy `schema` (one line, the error a client would report),
-    or None when it does."""
+    """Why `instance` does not satisfy `schema` (one line naming the place and the keyword,
+    never quoting the content), or None when it does; `out_of_time` tells whether the check
+    ran out of its `CHECK_SECONDS`. Safe to call on any thread."""
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
     except SchemaError as error:
         return f"the output schema is not a valid JSON Schema: {error.message}"
-    except (TypeError, ValueError) as error:
-        return f"the output schema cannot be read: {error}"
+    except (TypeError, ValueError, RecursionError) as error:
+        return f"the output schema cannot be read: {_reason(error)}"
+    bound = _DEADLINE.set(time.monotonic() + CHECK_SECONDS)
     try:
         found = best_match(validator.iter_errors(instance))
     except Unresolvable as unresolved:
         return f"the output schema has a `$ref` that does not resolve: {unresolved}"
+    except RecursionError:
+        return "the output schema's `$ref`s loop, or the content nests too deep to check"
+    except regex.error as error:
+        return f"the output schema has a `pattern` that cannot be read: {error}"
+    except _OutOfTimeError:
+        return _OUT_OF_TIME
+    finally:
+        _DEADLINE.reset(bound)
     if found is None:
         return None
     where = "/".join(str(part) for part in found.absolute_path)
-    return f"at `/{where}`: {found.message}"
+    return f"at `/{where}`: {_unmet(found.validator, found.validator_value, found.instance)}"
+
+
+def out_of_time(problem: str | None) -> bool:
+    """Whether `problem` (from `schema_problem`) says the check ran out of its bound."""
+    return problem == _OUT_OF_TIME
+
+
+def _unmet(keyword: Any, wanted: Any, instance: Any) -> str:
+    """What a value fails, from the schema's side only."""
+    if keyword == "type":
+        return f"{_json_type(instance)} where the schema wants `{_brief(wanted)}`"
+    return f"{_json_type(instance)} that does not satisfy `{keyword}`: `{_brief(wanted)}`"
+
+
+def _json_type(value: Any) -> str:
+    kinds = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"))
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return next((name for kind, name in kinds if isinstance(value, kind)), "a value")
+
+
+def _brief(value: Any) -> str:
+    """A schema's value as a problem quotes it: a string as it is, else its JSON, clipped."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = "…"
+    return text if len(text) <= 80 else f"{text[:79]}…"
+
+
+def _reason(error: Exception) -> str:
+    return "it nests too deep" if isinstance(error, RecursionError) else str(error)
+
+
+# -- patterns under the check's deadline ---------------------------------------------------
+
+
+class _OutOfTimeError(Exception):
+    """The check's deadline passed."""
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "visiongate_schema_deadline", default=None
+)
+
+
+class _BoundedRe:
+    """What jsonschema's keyword modules know as `re`. They match `pattern` and
+    `patternProperties` with `re.search` (in `_keywords`, and in `_utils` for
+    `additionalProperties` and `unevaluatedProperties`), and offer no hook for another engine;
+    overriding the keywords would leave the helpers. So their module-level `re` is this
+    object: the standard module itself, except inside `schema_problem`, where `search` runs
+    on `regex` with the check's time left and without the GIL (other threads, the event loop
+    among them, run on while it matches). Anyone else validating in the process, the MCP
+    SDK's client included, sees the standard `re` unchanged."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+    def search(self, pattern: str, string: str, flags: int = 0) -> Any:
+        deadline = _DEADLINE.get()
+        if deadline is None:
+            return re.search(pattern, string, flags)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _OutOfTimeError
+        try:
+            return regex.search(pattern, string, flags, timeout=left, concurrent=True)
+        except TimeoutError:
+            raise _OutOfTimeError from None
+
+
+for _module in (_keywords, _legacy_keywords, _utils):
+    _module.re = _BoundedRe()  # type: ignore[attr-defined]  # see `_BoundedRe`
 
 
 @lru_cache(maxsize=_VALIDATORS_KEPT)

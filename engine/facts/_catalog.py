@@ -482,8 +482,33 @@ def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...
 
 @functools.lru_cache(maxsize=1)
 def _bundled_catalog() -> ModelCatalog:
+    from ._tables import cached_table
+
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ModelCatalog.from_text(text, BUNDLED_FILE, origin="bundled")
+    load = functools.partial(ModelCatalog.from_text, text, BUNDLED_FILE, origin="bundled")
+    return cached_table(
+        "catalog bundled", text, load, ModelCatalog, compact=_compact, expand=_expand
+    )
+
+
+def _compact(catalog: ModelCatalog) -> tuple[str, str, str, str, tuple[tuple[Any, ...], ...]]:
+    """What the catalog is built from, as plain tuples: its entries and its labels."""
+    entries = tuple((e.provider, e.model, e.inputs) for e in catalog._exact.values())
+    return (catalog.source, catalog.label, catalog.date, catalog.origin, entries)
+
+
+def _expand(table: Any) -> ModelCatalog:
+    """The catalog `_compact` describes (its indexes rebuilt: a few ms, not the JSON's 40)."""
+    source, label, date, origin, rows = table
+    entries = [_Entry(provider, model, tuple(inputs)) for provider, model, inputs in rows]
+    texts = [source, label, date, origin, *(text for e in entries for text in _texts(e))]
+    if not all(isinstance(text, str) for text in texts):
+        raise ValueError("a catalog table holds only strings")
+    return replace(_build(entries, source, label), date=date, origin=origin)
+
+
+def _texts(entry: _Entry) -> tuple[str, ...]:
+    return (entry.provider, entry.model, *entry.inputs)
 
 
 def snapshot_text(document: Mapping[str, Any]) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from visiongate.kernel._errors import VisiongateError
@@ -42,9 +42,6 @@ from .._files import replace_file
 from ._catalog import BUNDLED_FILE, ModelCatalog, snapshot_text, source_date
 from ._catalog_changes import Change, catalog_changes, shrink
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
-
-if TYPE_CHECKING:
-    from ._resolver import FactResolver
 
 __all__ = [
     "DEFAULT_TTL",
@@ -287,12 +284,20 @@ DEFAULT_TTL: Final = 24 * 3600.0
 FIRST_BACKOFF: Final = 300.0
 
 
+class CatalogUser(Protocol):
+    """What the refresher keeps fresh: a `FactResolver` (which imports this module)."""
+
+    catalog: ModelCatalog
+
+    def use_catalog(self, catalog: ModelCatalog) -> None: ...
+
+
 class CatalogRefresher:
     """Keeps `resolver`'s catalog fresh from a daemon thread; `start()`, then `stop()`."""
 
     def __init__(
         self,
-        resolver: FactResolver,
+        resolver: CatalogUser,
         *,
         ttl: float = DEFAULT_TTL,
         deadline: float = DEADLINE,

@@ -16,11 +16,10 @@ does not (`vision.max_calls_per_image`) are named once as ignored (`IGNORED`).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from visiongate.kernel._suggest import did_you_mean
+from visiongate.kernel._suggest import closest, did_you_mean
 
 from .._yaml import DocumentPath
 
@@ -138,10 +137,10 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
         for key in section:
             if str(key) in known:
                 continue
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS)
+            close = closest(str(key), known, NEAR_MISS)
             # In visiongate's own section every key is reported, with a looser suggestion.
-            if own or close:
-                _report(warn, path, str(key), known, close[0] if close and not own else None)
+            if own or close is not None:
+                _report(warn, path, str(key), known, None if own else close)
 
 
 def _override_group(path: DocumentPath, section: Mapping[Any, Any]) -> bool:

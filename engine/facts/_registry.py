@@ -25,13 +25,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, NamedTuple, TypeVar
 
-from visiongate.kernel.shapes import shape_named
+from visiongate.kernel.shapes import API_NAMES, shape_named
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._keys import model_id, provider_key
-from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
 from ._registry_types import (
+    EVIDENCE,
+    MEDIA_TYPES,
     Entry,
     Evidence,
     Limits,
@@ -575,5 +576,8 @@ def _profile_lookups(
 
 @functools.lru_cache(maxsize=1)
 def _bundled_registry() -> ProviderRegistry:
+    from ._tables import cached_table
+
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ProviderRegistry.from_text(text, BUNDLED_FILE)
+    load = functools.partial(ProviderRegistry.from_text, text, BUNDLED_FILE)
+    return cached_table("registry", text, load, ProviderRegistry)

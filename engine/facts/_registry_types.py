@@ -7,9 +7,18 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from visiongate.kernel.shapes import Limits
+
+# Here rather than beside the schema, so that a registry read back from its fact table
+# (`_tables`) imports no validator.
+EVIDENCE: Final = ("documented", "field", "assumed")
+"""What a registry verdict rests on, strongest first: a provider document, a production
+agent's allow-list or user reports, or nothing but the API's general shape."""
+
+MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image formats an adapter can produce."""
 
 T = TypeVar("T")
 

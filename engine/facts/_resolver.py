@@ -19,7 +19,6 @@ input that changes at run time, the routes overlay, is keyed into the memo by it
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final, NamedTuple
+
+from visiongate.kernel._suggest import closest
 
 from .._vocabulary import FACT_NAMES, Cell
 from ._catalog import CatalogAnswer, ModelCatalog
@@ -244,12 +245,12 @@ class FactResolver:
         if provider in self.catalog.providers:
             return ()
         known = sorted({*self.registry.names, *self.catalog.providers})
-        close = difflib.get_close_matches(provider, known, n=1, cutoff=NEAR_NAME)
-        if not close:
+        close = closest(provider, known, NEAR_NAME)
+        if close is None:
             return ()
         return (
             f"provider `{provider}` is in neither {self.registry.label} nor the catalog, so "
-            f"its route refuses: did you mean `{close[0]}`?",
+            f"its route refuses: did you mean `{close}`?",
         )
 
     def _resold(

@@ -159,10 +159,10 @@ def _unknown_command(arguments: list[str]) -> str | None:
     first = next((a for a in arguments if not a.startswith("-")), None)
     if first is None or first in COMMANDS:
         return None
-    import difflib
+    from visiongate.kernel._suggest import closest
 
-    close = difflib.get_close_matches(first, list(COMMANDS), n=1, cutoff=0.6)
-    hint = f"did you mean `{close[0]}`?" if close else "see `visiongate --help`"
+    close = closest(first, COMMANDS)
+    hint = f"did you mean `{close}`?" if close else "see `visiongate --help`"
     return f"visiongate: error: unknown command `{first}`: {hint}"
 
 
@@ -187,13 +187,13 @@ def _unrecognized(
 
 def _unknown_option(target: argparse.ArgumentParser, names: Sequence[str], word: str) -> str:
     """`visiongate mcp call: error: unknown option `--tol`: did you mean `--tool`?`"""
-    import difflib
+    from visiongate.kernel._suggest import closest
 
     label = " ".join(["visiongate", *names])
     flag = word.split("=", 1)[0]
     options = [option for action in target._actions for option in action.option_strings]
-    close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
-    hint = f"did you mean `{close[0]}`?" if close else f"see `{label} --help`"
+    close = closest(flag, options)
+    hint = f"did you mean `{close}`?" if close else f"see `{label} --help`"
     return f"{label}: error: unknown option `{flag}`: {hint}"
 
 

@@ -23,7 +23,7 @@ from visiongate.kernel._errors import VisiongateError
 # asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
 # its server before it imports them (see `adapters.proxy._serve`).
 
-__all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_raise"]
+__all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_held", "signals_raise"]
 
 T = TypeVar("T")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -84,6 +84,10 @@ def signals_raise() -> Iterator[None]:
         return
 
     def raise_it(signum: int, frame: Any) -> None:
+        # Noted too: where the exception lands Python may swallow it (an importlib callback's
+        # "Exception ignored in"), and the proxy then ran on; the next checkpoint (the loop's
+        # start, `_raise_noted`) acts on the note.
+        _RECEIVED.append(signum)
         raise _Signalled(signum)
 
     previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
@@ -91,10 +95,30 @@ def signals_raise() -> Iterator[None]:
         _raise_noted()
         yield
     except KeyboardInterrupt as stopped:  # ours, or a Ctrl-C before the handler was in place
+        _RECEIVED.clear()  # acted on here
         raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Inside `signals_raise`, around the few lines that start a server and keep hold of it:
+    SIGINT and SIGTERM are noted, and one noted is raised on the way out, once the server is
+    in hand (`started = start_server(...)` has completed), so the `finally` that stops it has
+    it. Raised inside `subprocess.Popen`, a Ctrl-C left a server running that nothing knew
+    of (issue 36)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _note) for signum in _SIGNALS}
+    try:
+        yield
+    finally:
+        _restore(previous.items())
+    if _RECEIVED:
+        signal.raise_signal(_RECEIVED.pop(0))  # handled as outside: `signals_raise` raises
 
 
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:

@@ -68,7 +68,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-result-bytes",
         type=_byte_count,
         metavar="BYTES",
-        help="largest message sent to the client (default 10000000, the SDKs' stdio limit)",
+        help="largest message sent to the client (default 10000000, the SDKs' stdio limit; "
+        "with --listen 1032192, under the SDK client's 1 MiB per SSE event)",
     )
     limits.add_argument(
         "--client", choices=CLIENTS, help="the client's known limit (claude-desktop: 1000000)"
@@ -133,7 +134,29 @@ def _add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="pass this client header to the --url server (repeat; nothing else is passed)",
     )
-    group.add_argument("--max-sessions", type=_positive, metavar="N", help="default 100")
+    group.add_argument(
+        "--upstream",
+        choices=("per-session", "shared"),
+        help="a server process per session (default), or one shared by every session",
+    )
+    group.add_argument(
+        "--max-sessions",
+        type=_positive,
+        metavar="N",
+        help="default 100; when full, the session idle longest is ended for a new one",
+    )
+    group.add_argument(
+        "--evict-idle-after",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="how long a session must idle before a new one may take its place (default 60)",
+    )
+    group.add_argument(
+        "--max-sessions-per-credential",
+        type=_positive,
+        metavar="N",
+        help="sessions open with one token and forwarded headers (default: no cap of its own)",
+    )
     group.add_argument(
         "--idle-timeout",
         type=positive_seconds,
@@ -250,7 +273,7 @@ def _stdout_closed() -> bool:
 
 
 def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
-    from visiongate.cli._signals import Interrupted, signals_raise
+    from visiongate.cli._signals import Interrupted, signals_held, signals_raise
 
     started: Any = None
     try:
@@ -259,7 +282,8 @@ def _serve(args: argparse.Namespace, command: list[str], headers: dict[str, str]
             if command:
                 from visiongate.adapters.mcp._child import start_server
 
-                started = start_server(command)
+                with signals_held():  # a signal waits until `started` holds the server
+                    started = start_server(command)
             check_gate_inputs(args)
             return _gate_and_relay(args, command, headers, started)
     except Interrupted as stopped:
