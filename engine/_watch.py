@@ -317,8 +317,6 @@ class PolicyWatcher:
     ) -> ReloadResult:
         """A file that cannot be read (a FIFO swapped in, say) is reported once, like a broken
         one, not at every poll; the warning stays in every decision until it reads again."""
-        from ._gate import ReloadResult
-
         reason = diagnostics[0].message if diagnostics else "unknown error"
         if reason == self._unreadable_reason:
             return ReloadResult(False, False, current.policy.sha256, waiting=False)
