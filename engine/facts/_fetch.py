@@ -31,7 +31,7 @@ class FetchError(VisiongateError):
     """No usable answer; the message is one line naming the URL and why."""
 
 
-class JsonTooDeep(ValueError):
+class JsonTooDeep(VisiongateError, ValueError):
     """A JSON document nested deeper than its bound (the message says how deep may nest)."""
 
 
