@@ -15,7 +15,7 @@ import pytest
 from _routing_helpers import loopback_server, without_proxies
 
 from visiongate.cli import main
-from visiongate.engine import Gate
+from visiongate.engine import Gate, PolicyError
 from visiongate.engine.facts._catalog import ModelCatalog
 from visiongate.engine.facts._catalog_store import current_catalog, refreshed_path
 
@@ -395,3 +395,17 @@ def test_models_dev_url_in_the_agent_config_names_the_catalog(
     read = AgentConfig.from_file(config)
     assert read.catalog_url is None
     assert [d.code for d in read.diagnostics] == ["invalid-url"]
+
+
+def test_a_refreshed_catalog_nested_too_deep_falls_back_to_the_bundled_one(cache: Path) -> None:
+    """Issue 36, item 7: a refreshed copy edited to nest 100,000 deep is not a traceback."""
+    path = refreshed_path()
+    path.parent.mkdir(parents=True)
+    fetched = '"_fetched": {"date": "2026-12-01T00:00:00Z", "url": "https://models.dev/api.json"}'
+    path.write_bytes(b"{\n" + fetched.encode() + b',\n"deep": ' + DEEP + b"\n}\n")
+    assert current_catalog() is ModelCatalog.bundled()
+    deep_file = cache / "deep.json"
+    deep_file.write_bytes(b'{"anthropic": {"models": {"m": ' + b"[" * 70 + b"]" * 70 + b"}}}")
+    with pytest.raises(PolicyError) as raised:
+        ModelCatalog.from_file(deep_file)
+    assert "the catalog is JSON nested deeper than 64 levels" in str(raised.value.diagnostics[0])

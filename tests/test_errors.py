@@ -45,6 +45,7 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "ArgumentError": ValueError,
     "FetchError": None,
     "CatalogUpdateError": None,
+    "JsonTooDeep": ValueError,
     "SpawnError": OSError,
     "LineTooLong": ValueError,
     "SaveRefused": None,

@@ -235,10 +235,13 @@ def test_a_runtime_answering_deep_json_is_unknown_in_one_line_and_decisions_go_o
 
     with without_proxies(), loopback_server(_DeepAnswers) as port:
         url = f"http://127.0.0.1:{port}"
-        facts = resolver(at(url, runtime), tmp_path).resolve(runtime, "local")
+        # A deadline no load reaches: the answer itself must be what is refused.
+        facts = resolver(at(url, runtime), tmp_path, deadline=10).resolve(runtime, "local")
         assert facts.facts["catalog"] == "unknown"
         assert "answered JSON nested deeper than 64 levels" in facts.provenance["catalog"]
-        shallow = resolver(at(f"{url}/shallow", runtime), tmp_path / "2").resolve(runtime, "m")
+        shallow = resolver(at(f"{url}/shallow", runtime), tmp_path / "2", deadline=10).resolve(
+            runtime, "m"
+        )
         assert "nested deeper than 64" in shallow.provenance["catalog"]
         config = tmp_path / "agent.yaml"
         config.write_text(f"model:\n  provider: {runtime}\n  base_url: {url}\n")

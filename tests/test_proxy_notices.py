@@ -90,3 +90,33 @@ def test_the_readme_shows_the_lines_the_proxy_prints(tmp_path: Path) -> None:
     assert len(shown) == 2
     for line in shown:
         assert line in said.splitlines(), line
+
+
+@pytest.mark.anyio
+async def test_a_misspelt_routing_key_keeps_the_proxys_images_on_the_text_lane(
+    tmp_path: Path,
+) -> None:
+    """Regression: through the proxy, `agnet: {image_input_mode: text}` attached the image
+    (the key was ignored, and `auto` sent pixels to a model that reads them)."""
+    from _proxy_helpers import proxied, read_trace
+    from mcp.types import ImageContent
+
+    config, trace = tmp_path / "agent.yaml", tmp_path / "trace.jsonl"
+    config.write_text("agnet:\n  image_input_mode: text\n")
+    options = ("--config", str(config), "--trace", str(trace))
+    argv = proxy_argv(
+        server_command(),
+        *options,
+        target=("--provider", "anthropic", "--model", "claude-sonnet-4-5"),
+    )
+    async with proxied(argv, tmp_path) as session:
+        result = await session.call_tool("screenshot", {})
+    assert not [block for block in result.content if isinstance(block, ImageContent)]
+    (record,) = read_trace(trace)
+    assert record["lane"] == "text" and record["facts"]["mode"] == "text"
+    assert "misspelt key `agnet`" in record["provenance"]["mode"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -25,7 +26,6 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
-from ..proxy._notices import NoticeBoard
 from ..proxy._relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
@@ -225,3 +225,24 @@ class _VisionPool:
                 return None
 
         return backend
+
+
+MAX_TARGETS: Final = 1024
+"""Session targets remembered as already said (they come from clients' headers: bounded)."""
+
+
+class NoticeBoard:
+    """Which targets were said already, so each is said once per process."""
+
+    def __init__(self) -> None:
+        self._said: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    def first_time(self, provider: str, model: str) -> bool:
+        """True the first time a target is seen (and while the board is not full)."""
+        key = (provider, model)
+        with self._lock:
+            if key in self._said or len(self._said) >= MAX_TARGETS:
+                return False
+            self._said.add(key)
+            return True

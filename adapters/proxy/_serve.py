@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from visiongate.engine import Gate
+from visiongate.kernel._display import visible
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..sanitize._line import untrusted_line
@@ -40,6 +41,7 @@ __all__ = [
     "ProxyOptions",
     "relay_session",
     "serve",
+    "target_notices",
 ]
 
 DEFAULT_TIMEOUT_S: Final = 120.0
@@ -251,3 +253,26 @@ class DeferredCalls:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.build(), name)
+
+
+# -- what the operator must read ------------------------------------------------------------
+# A decision's warnings (the config's near misses and fail-closed errors, the did-you-mean for
+# a provider or model nobody knows, the operator's contradictions) are in every record, but
+# nobody reads a trace they did not ask for: the proxy says them on stderr at start, and the
+# gateway for each other target a session names, once (`gateway._gateway.NoticeBoard`).
+
+
+def target_notices(
+    gate: Gate, provider: str, model: str, *, with_config: bool = True
+) -> tuple[str, ...]:
+    """One line per warning of the decisions for this target (`error: ...` for a mistake the
+    gate fails closed on), safe to print; without the config's own warnings, which concern
+    every target, unless `with_config`. Resolving may ask a local runtime (bounded, and cached
+    for the decisions that follow)."""
+    warnings = gate.resolver.resolve(provider, model).warnings
+    said = () if with_config else gate.resolver.config.decision_warnings
+    return tuple(
+        visible(text if text.startswith("error: ") else f"warning: {text}")
+        for text in dict.fromkeys(warnings)
+        if text not in said
+    )

@@ -138,7 +138,8 @@ class ModelCatalog:
         cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
     ) -> ModelCatalog:
         try:
-            document = parse_json(text)
+            # The bundled snapshot is the package's own: only an outside file is walked.
+            document = parse_json(text, walk=origin != "bundled")
         except JsonTooDeep as error:
             raise PolicyError(
                 [

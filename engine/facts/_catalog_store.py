@@ -145,7 +145,7 @@ def _choose(path: Path) -> ModelCatalog:
 
 def _load_refreshed(path: Path) -> ModelCatalog:
     text = path.read_text("utf-8")
-    document = parse_json(text)
+    document = parse_json(text, walk=False)  # written here, after `update_catalog` checked it
     meta = document.get("_fetched") if isinstance(document, dict) else None
     if not isinstance(meta, dict):
         raise ValueError("no `_fetched` note")

@@ -31,18 +31,23 @@ class FetchError(VisiongateError):
     """No usable answer; the message is one line naming the URL and why."""
 
 
-class JsonTooDeep(ValueError):
+class JsonTooDeep(VisiongateError, ValueError):
     """A JSON document nested deeper than its bound (the message says how deep may nest)."""
 
 
-def parse_json(data: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def parse_json(
+    data: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH, *, walk: bool = True
+) -> Any:
     """`json.loads`, refusing a document nested deeper than `max_depth` with `JsonTooDeep`;
-    `json.JSONDecodeError` and `UnicodeDecodeError` as `json.loads` raises them."""
+    `json.JSONDecodeError` and `UnicodeDecodeError` as `json.loads` raises them. `walk=False`
+    only turns the decoder's own recursion limit into `JsonTooDeep`: for a file visiongate
+    wrote itself after checking it (the refreshed catalog), where the walk would cost a
+    cold start about twice the parse."""
     try:
         document = json.loads(data)
     except RecursionError:  # the C decoder stops at the interpreter's recursion limit
         raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels") from None
-    if _deeper_than(document, max_depth):
+    if walk and _deeper_than(document, max_depth):
         raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
     return document
 

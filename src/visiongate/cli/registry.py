@@ -70,13 +70,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _not_listed(name: str, registry: Any) -> str:
     """One line: the near name when there is one, else what makes such a provider route."""
-    import difflib
-
     from visiongate.engine.facts._resolver import NEAR_NAME  # what decisions call a typo
     from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import closest
 
-    close = difflib.get_close_matches(name, sorted(registry.names), n=1, cutoff=NEAR_NAME)
-    hint = f"did you mean `{close[0]}`?" if close else ""
+    close = closest(name, sorted(registry.names), cutoff=NEAR_NAME)
+    hint = f"did you mean `{close}`?" if close else ""
     if not close:
         hint = (
             f"it refuses, unless the agent config declares it (`providers.{name}."

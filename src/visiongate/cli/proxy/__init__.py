@@ -369,7 +369,7 @@ def proxy_options(
 
 def _say_notices(gate: Any, provider: str, model: str) -> None:
     """The config's warnings and the target's did-you-means on stderr, once, at start."""
-    from visiongate.adapters.proxy._notices import target_notices
+    from visiongate.adapters.proxy._serve import target_notices
 
     for line in target_notices(gate, provider, model):
         print(f"visiongate proxy: {line}", file=sys.stderr, flush=True)
