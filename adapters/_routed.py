@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from visiongate.engine.facts import ProviderRoute
-
-from .images import ProcessedImage
 from .sanitize._media import UNVERIFIED, mark_unverified_media
-from .vision import DescriptionNote
 from .wire._text import json_text
+
+if TYPE_CHECKING:  # the proxy's relay reads `MEDIA_PREFIX` before any image or backend exists
+    from visiongate.engine.facts import ProviderRoute
+
+    from .images import ProcessedImage
+    from .vision import DescriptionNote
 
 __all__ = [
     "MEDIA_PREFIX",

@@ -11,6 +11,7 @@ what was done to the gate's trace: the record says what the payload will carry.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,14 +22,16 @@ from visiongate.engine import Gate
 from ._arguments import check_api, check_image, check_positive, check_route, check_seen_hashes
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
+from ._part_request import PartRequest
 from ._routed import RoutedResult
+from .images._part import image_part
 from .payloads import Payload, ToolCall, render_payload, render_turn
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer
 from .sources import LaneContext, route_mcp, route_screenshot, route_vision_analyze
 from .sources._screenshots import SCREENSHOT_SOURCES
 from .vision import ScreenMemory, VisionBackend
-from .vision._cache import BackendPool
+from .vision._cache import BackendPool, CachedVisionBackend
 from .wire._edge import read_tool_result
 
 __all__ = ["Router"]
@@ -56,10 +59,11 @@ class Router:
         image_tool: str | None = "vision_analyze",
     ) -> None:
         self._gate = gate
+        self._facts_ready = False
         self._image_tool = image_tool
         self._cache = cache if isinstance(cache, ImageCache) else ImageCache(cache)
         self._vision = vision
-        self._backends = BackendPool()
+        self._backends = BackendPool(_pooled_backend)
         # Recent screenshots per source, so the text lane re-reads only what changed; per
         # router, so two agents (or two routers over one backend) never mix their screens.
         self._screens = ScreenMemory()
@@ -104,6 +108,7 @@ class Router:
         your additions) yourself, as `Gate.decide(trace=False)` does."""
         check_positive("image_budget", image_budget)
         check_positive("max_edge_px", max_edge_px)
+        await self._facts_loaded()
         context = self._context("mcp", provider, model, seen_hashes, api)
         checked = read_tool_result(result)
         if image_budget is not None or max_edge_px is not None:
@@ -118,6 +123,7 @@ class Router:
         image, and descriptions where the lane says `describe`. A string carries no pixels,
         so in the native lane the images stay as paths and none is fitted; one record is
         written, and it says so (`delivery: string`, nothing attached)."""
+        await self._facts_loaded()
         context = self._context("mcp", provider, model, delivery="string")
         checked = read_tool_result(result)
         return self._traced(await route_mcp(checked, context, tool_name=tool_name)).text
@@ -137,6 +143,7 @@ class Router:
         """Route a `computer_use` or `browser` screenshot (`text`: the tool's own output)."""
         check_image(image)
         check_route(source, provider, model, api, SCREENSHOT_SOURCES, "screenshot source")
+        await self._facts_loaded()
         context = self._context(source, provider, model, seen_hashes, api)
         return self._traced(await route_screenshot(image, context, path=path, text=text))
 
@@ -152,14 +159,22 @@ class Router:
         image_budget: int | None = None,
         max_edge_px: int | None = None,
         trace: bool = True,
+        part: PartRequest | None = None,
     ) -> RoutedResult:
         """Route a `vision_analyze` call: the image and the question about it.
-        `image_budget`, `max_edge_px` and `trace` as for `mcp`."""
+        `image_budget`, `max_edge_px` and `trace` as for `mcp`. With `part`, only that region
+        of the image (or its rows from an offset) is routed, cut from the original at 1:1 and
+        fitted on its own; `PartError` (a `ValueError`) when the image has no such part."""
         check_image(image)
+        await self._facts_loaded()
         context = self._context("vision_analyze", provider, model, api=api)
         if image_budget is not None or max_edge_px is not None:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
-        routed = await route_vision_analyze(image, question, context, path=path)
+        note = None
+        if part is not None:
+            cut = await asyncio.to_thread(image_part, image, part)
+            image, note = cut.data, cut.note
+        routed = await route_vision_analyze(image, question, context, path=path, note=note)
         return self._traced(routed) if trace else routed
 
     def payload(
@@ -233,6 +248,13 @@ class Router:
     def _sanitizer(self) -> Sanitizer:
         return Sanitizer(self._gate.compiled.policy.sanitize)
 
+    async def _facts_loaded(self) -> None:
+        """Load the catalog and registry off the event loop before the first decision: it
+        takes 80-260 ms, and every other task of the loop would wait (issue 36, item 11)."""
+        if not self._facts_ready:
+            await asyncio.to_thread(lambda: self._gate.resolver)
+            self._facts_ready = True
+
     def _context(
         self,
         source: str,
@@ -276,3 +298,11 @@ class Router:
         """The backend `auxiliary.vision` names, built once per main provider and model (its
         description cache lives in it). Raises `VisionUnavailable` when the config is unusable."""
         return self._backends.get(self._gate.resolver.config.raw, provider, model)
+
+
+def _pooled_backend(config: Mapping[str, Any], provider: str, model: str) -> CachedVisionBackend:
+    """The pool's builder, imported on first use: the backends' modules (httpx, OCR) are
+    loaded only by a router that describes an image."""
+    from .vision._config import pooled_backend
+
+    return pooled_backend(config, provider, model)

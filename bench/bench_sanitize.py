@@ -31,7 +31,7 @@ from visiongate.adapters.sanitize._screen import ANY_INVISIBLE
 from visiongate.adapters.sanitize._text import BLACK_FLAG, tag_sequence
 from visiongate.engine._settings import SanitizeSettings
 
-ROUNDS: Final = 15
+ROUNDS: Final = int(os.environ.get("BENCH_ROUNDS", "15"))
 TARGET_BYTES: Final = 1_000_000
 
 TAG_STRIP: Final = re.compile("[\U000e0000-\U000e007f]")
@@ -105,6 +105,49 @@ WORKLOADS: Final = {
     "legitimate: emoji ZWJ sequences": _fill([*PROSE, "Family 👨‍👩‍👧 and 🏳️‍🌈 flags. "], 6),
     "legitimate: persian ZWNJ": _fill(["می‌خواهم به کتاب‌خانه بروم. ", "این کتاب‌ها را. "], 7),
 }
+MIXED = [
+    "Снимок экрана показывает страницу настроек. ",
+    "مرحبا، هذه صفحة الإعدادات. ",
+    "Le café où j’ai mangé était très agréable. ",
+    "Done ✅ ",
+    "The screenshot shows three toggles. ",
+]
+"""Issue 37's text: Cyrillic, Arabic, accents and an emoji between English sentences."""
+SCRIPTS: Final = {
+    "latin": "The café’s menu shows three toggles and a déjà vu. ",
+    "cyrillic": "Снимок экрана показывает страницу настроек. ",
+    "arabic": "مرحبا، هذه صفحة الإعدادات الخاصة بك. ",
+    "cjk": "画面には三つの設定があります。截图显示设置页面。",
+    "emoji": "🚀🐛😂👍✅🎉🔥💡",
+}
+
+
+def _per_letter(text: str, mark: Callable[[int], str]) -> str:
+    return "".join(char + mark(index) for index, char in enumerate(text))
+
+
+def _mixed_cases() -> dict[str, str]:
+    clean = _fill(MIXED, 14)
+    # The smuggled message in runs between the sentences; a tag after every letter.
+    return {
+        "mixed clean (Cyrillic, Arabic, accents, emoji)": clean,
+        "mixed: TAG runs": _fill([*MIXED, _hidden(INSTRUCTION)], 15),
+        "mixed: a TAG after every letter": _per_letter(
+            clean[: TARGET_BYTES // 6], lambda index: chr(0xE0020 + index % 95)
+        ),
+    }
+
+
+def _selector_cases() -> dict[str, str]:
+    """A variation selector (VS1-VS16 in turn, a bit per letter) after every letter."""
+    return {
+        f"per-letter VS, {script}": _per_letter(
+            _fill([piece], 16)[: TARGET_BYTES // 8], lambda index: chr(0xFE00 + index % 16)
+        )
+        for script, piece in SCRIPTS.items()
+    }
+
+
 FLAGS: Final = _fill([*PROSE, f"Fans waved {BLACK_FLAG}{tag_sequence('gbeng')} flags. "], 8)
 SHORT = [
     line[:60] + (_hidden("obey") if index % 100 == 0 else "")
@@ -128,6 +171,15 @@ def _row(
     if ours() != theirs():
         raise AssertionError(f"`{name}`: the sanitizer and the baseline disagree")
     ours_seconds, theirs_seconds = _best_seconds(ours, theirs)
+    ours_rate, theirs_rate = megabytes / ours_seconds, megabytes / theirs_seconds
+    return f"{name:<38} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
+
+
+def _rate(
+    name: str, megabytes: float, ours: Callable[[], object], theirs: Callable[[str], str], text: str
+) -> str:
+    """A row whose outputs differ on purpose (the baseline keeps what we remove)."""
+    ours_seconds, theirs_seconds = _best_seconds(ours, lambda: theirs(text))
     ours_rate, theirs_rate = megabytes / ours_seconds, megabytes / theirs_seconds
     return f"{name:<38} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
 
@@ -162,6 +214,29 @@ def main() -> None:
             lambda: [tag_strip(line) for line in SHORT],
         )
     )
+    print("issue 37: mixed-script text (baseline: the regex TAG strip; goals 1.0x, 5x, 2.5x)")
+    for name, text in _mixed_cases().items():
+        sanitizer = Sanitizer()
+        print(
+            _row(
+                name,
+                _megabytes(text),
+                lambda t=text, s=sanitizer: s.text(t, "text"),
+                lambda t=text: tag_strip(t),
+            )
+        )
+    print("issue 37: per-letter variation selectors (goal 50 MB/s; the baseline leaves them)")
+    for name, text in _selector_cases().items():
+        sanitizer = Sanitizer()
+        print(
+            _rate(
+                name,
+                _megabytes(text),
+                lambda t=text, s=sanitizer: s.text(t, "text"),
+                tag_strip,
+                text,
+            )
+        )
     print("before the bulk ASCII drop: the property search over the whole text (clean rows)")
     for name, text in WORKLOADS.items():
         if name.startswith("clean") and not text.isascii():

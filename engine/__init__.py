@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ._compile import CellVerdict
     from ._decision import Decision, DecisionIds, PolicyRef
     from ._diagnostics import Diagnostic, Location, PolicyError
-    from ._gate import FactError, Gate, ReloadResult
+    from ._gate import FactError, Gate
     from ._load import CompiledPolicy, analyze_policy_text, load_policy
     from ._settings import (
         INVISIBLE_CHANNELS,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         SanitizeSettings,
     )
     from ._vocabulary import FACTS, LANES, SOURCES, all_cells
+    from ._watch import ReloadResult
     from .trace import JsonlTrace
 
 _HOMES: dict[str, str] = {
@@ -42,7 +43,7 @@ _HOMES: dict[str, str] = {
     "VisiongateError": "visiongate.kernel._errors",
     "FactError": "._gate",
     "Gate": "._gate",
-    "ReloadResult": "._gate",
+    "ReloadResult": "._watch",
     "CompiledPolicy": "._load",
     "analyze_policy_text": "._load",
     "load_policy": "._load",

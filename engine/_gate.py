@@ -36,10 +36,16 @@ from ._decision import (
     as_sink,
     process_ids,
 )
-from ._diagnostics import Diagnostic
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._vocabulary import FACTS, Cell
-from ._watch import QUIET_SECONDS, PolicySource, PolicyWatcher, Target, refuse_irregular
+from ._watch import (
+    QUIET_SECONDS,
+    PolicySource,
+    PolicyWatcher,
+    ReloadResult,
+    Target,
+    refuse_irregular,
+)
 from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
@@ -69,17 +75,6 @@ class _State:
     """The shared context of `decide_facts` decisions."""
     contexts: dict[int, DecisionContext] = field(default_factory=dict)
     """Contexts of `decide` decisions by the id of the (memoized) resolved facts; bounded."""
-
-
-@dataclass(frozen=True)
-class ReloadResult:
-    changed: bool
-    ok: bool
-    sha256: str
-    """The sha of the policy in force after the attempt."""
-    diagnostics: tuple[Diagnostic, ...] = ()
-    waiting: bool = False
-    """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
 
 
 def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from visiongate.kernel._files import check_regular, read_regular_file
 
@@ -36,18 +36,28 @@ from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_
 from ._policy import source_sha256
 from ._yaml import DEFAULT_LIMITS, NOT_UTF8
 
-if TYPE_CHECKING:
-    from ._gate import ReloadResult
-
 __all__ = [
     "QUIET_SECONDS",
     "PolicySource",
     "PolicyWatcher",
+    "ReloadResult",
     "read_policy_file",
     "refuse_irregular",
 ]
 
 logger = logging.getLogger("visiongate")
+
+
+@dataclass(frozen=True)
+class ReloadResult:
+    changed: bool
+    ok: bool
+    sha256: str
+    """The sha of the policy in force after the attempt."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    waiting: bool = False
+    """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
+
 
 PolicySource = str | Path | None
 QUIET_SECONDS: Final = 0.05
@@ -194,8 +204,6 @@ class PolicyWatcher:
 
     def reload(self, *, wait: bool = True) -> ReloadResult:
         """One check (two polls `QUIET_SECONDS` apart with `wait`); see `Gate.reload`."""
-        from ._gate import ReloadResult
-
         with self._lock:
             current, warnings = self._target.compiled_in_force()
             sha = current.policy.sha256
@@ -254,8 +262,6 @@ class PolicyWatcher:
         return seen.inode != self._inode and seen.quiet(self._clock())  # renamed into place
 
     def _apply(self, current: CompiledPolicy, seen: Seen) -> ReloadResult:
-        from ._gate import ReloadResult
-
         # From now on this inode counts as seen: rewriting it in place needs two polls.
         self._inode = seen.inode
         if seen.sha256 == self._failed_sha:
@@ -280,8 +286,6 @@ class PolicyWatcher:
     ) -> ReloadResult:
         """A file that cannot be read (a FIFO swapped in, say) is reported once, like a broken
         one, not at every poll; the warning stays in every decision until it reads again."""
-        from ._gate import ReloadResult
-
         reason = diagnostics[0].message if diagnostics else "unknown error"
         if reason == self._unreadable_reason:
             return ReloadResult(False, False, current.policy.sha256, waiting=False)
@@ -291,8 +295,6 @@ class PolicyWatcher:
     def _failed(
         self, current: CompiledPolicy, diagnostics: tuple[Diagnostic, ...], what: str
     ) -> ReloadResult:
-        from ._gate import ReloadResult
-
         sha = current.policy.sha256
         first = diagnostics[0].render().splitlines()[0] if diagnostics else "unknown error"
         warning = (

@@ -86,3 +86,14 @@ def workflow_commands(block: Block, steps: list[dict[str, object]]) -> list[Comm
     runs = [str(step["run"]) for step in steps if isinstance(step.get("run"), str)]
     found = [_command(block.where, run) for run in runs if "${{" not in run]
     return [command for command in found if command is not None]
+
+
+def operator_lines() -> list[str]:
+    """The lines the README shows an operator for a misspelt key and provider (the block
+    marked `ci:operator-lines`), without the commands and their comments."""
+    (block,) = [b for b in blocks(README) if b.marker == "ci:operator-lines"]
+    return [
+        line
+        for line in block.text.splitlines()
+        if line.strip() and not line.startswith(("$ ", "#"))
+    ]

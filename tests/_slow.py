@@ -11,7 +11,9 @@ that took longer than `REPORT_SECONDS`.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +29,9 @@ HEAVY: Final[dict[str, str]] = {
     "ProcessPoolExecutor": "starts processes",
     "server_command": "starts an MCP server over stdio",
     "everything_command": "starts the npm reference MCP server",
+    "filesystem_command": "starts the npm filesystem MCP server",
+    "playwright_command": "drives a browser through @playwright/mcp",
+    "start_gateway": "starts `visiongate proxy --listen`",
     "stdio_client": "starts an MCP server over stdio",
     "open_session": "starts an MCP server over stdio",
     "call_and_route": "starts an MCP server over stdio",
@@ -39,6 +44,16 @@ HEAVY: Final[dict[str, str]] = {
     "sleep": "waits on the clock",
 }
 """A name in a test's code -> why that makes the test slow."""
+
+GROUPS: Final[dict[str, str]] = {
+    "drives a browser": "browser",
+    "drives a browser through @playwright/mcp": "browser",
+    "starts the npm reference MCP server": "npm",
+    "starts the npm filesystem MCP server": "npm",
+}
+"""Why a test is slow -> the xdist group it runs in (`--dist loadgroup`): one worker runs a
+group's tests one after another, so two Chromiums or two node servers never compete for the
+two cores (and their long start-ups) with each other."""
 
 _DEPTH: Final = 4
 
@@ -53,11 +68,31 @@ def slow_reason(item: pytest.Item) -> str | None:
         return "a fuzzer"
     if getattr(function, "is_hypothesis_test", False):
         return "a property test: hundreds of generated cases"
-    used = set(_names(_unwrapped(function), _DEPTH, set()))
-    for fixture in _fixture_functions(item):
-        used |= set(_names(fixture, _DEPTH, set()))
-    found = sorted(HEAVY[name] for name in used & HEAVY.keys())
+    found = heavy_uses(item)
     return found[0] if found else None
+
+
+def heavy_uses(item: pytest.Item) -> list[str]:
+    """Every reason in `HEAVY` that `item`'s code and fixtures name, sorted."""
+    function = getattr(item, "obj", None)
+    if not callable(function):
+        return []
+    used = set(_names_used(_unwrapped(function)))
+    for fixture in _fixture_functions(item):
+        used |= _names_used(fixture)
+    return sorted({HEAVY[name] for name in used & HEAVY.keys()})
+
+
+@functools.cache
+def _names_used(thing: Any) -> frozenset[str]:
+    """`_names` of a test function or a fixture, once: the cases of a parametrized test and
+    the tests sharing a fixture would each walk the same code again."""
+    return frozenset(_names(thing, _DEPTH, set()))
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The group `item` runs in under xdist (`GROUPS`), or None."""
+    return next((GROUPS[use] for use in heavy_uses(item) if use in GROUPS), None)
 
 
 def _unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -75,11 +110,17 @@ def _fixture_functions(item: pytest.Item) -> Iterator[Callable[..., Any]]:
 
 def _ours(thing: Any) -> bool:
     """Defined in a file under `tests/` (not the package, not a library)."""
-    try:
-        file = inspect.getsourcefile(thing)
-    except TypeError:
-        return False
-    return file is not None and Path(file).resolve().is_relative_to(TESTS)
+    code = getattr(thing, "__code__", None)
+    if code is not None:
+        return _under_tests(code.co_filename)
+    module = sys.modules.get(getattr(thing, "__module__", None) or "")
+    file = getattr(module, "__file__", None)
+    return file is not None and _under_tests(file)
+
+
+@functools.cache
+def _under_tests(file: str) -> bool:
+    return Path(file).resolve().is_relative_to(TESTS)
 
 
 def _names(thing: Any, depth: int, seen: set[int]) -> Iterator[str]:
@@ -100,13 +141,22 @@ def _names(thing: Any, depth: int, seen: set[int]) -> Iterator[str]:
     scope = getattr(thing, "__globals__", {})
     for name in _code_names(code):
         yield name
-        target = scope.get(name)
+        target = _unwrapped_helper(scope.get(name))
         if depth and (inspect.isfunction(target) or inspect.isclass(target)) and _ours(target):
             yield from _names(target, depth - 1, seen)
+
+
+def _unwrapped_helper(thing: Any) -> Any:
+    """The function under a decorator that keeps it (`functools.wraps`: `contextmanager`,
+    `asynccontextmanager`): read as itself, the wrapper's code is the library's."""
+    return inspect.unwrap(thing) if inspect.isfunction(thing) else thing
 
 
 def _code_names(code: types.CodeType) -> Iterator[str]:
     yield from code.co_names
     for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):  # nested functions, lambdas, comprehensions
+        # Nested functions, lambdas, comprehensions; not a class defined inside a helper: that
+        # is a stand-in server's request handler, whose waits (a runtime told to answer
+        # slowly) run on the server's thread when a test asks for them, not in every test.
+        if isinstance(constant, types.CodeType) and constant.co_flags & inspect.CO_NEWLOCALS:
             yield from _code_names(constant)

@@ -2,39 +2,44 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
-from _slow import REPORT_SECONDS, slow_reason
+from _slow import REPORT_SECONDS, slow_reason, xdist_group
 
-_FAST: set[str] = set()
-"""The tests not marked slow."""
+from visiongate.kernel._platform import exclusive
+
 _TOOK: dict[str, float] = {}
-"""Seconds each test took (setup, call and teardown)."""
+"""Seconds each unmarked test took (setup, call and teardown)."""
 
 
+# First, before xdist's own hook would append each test's group to its id for
+# `--dist loadgroup`; that append no longer takes on pytest 9.2 (pytest-xdist#1386), so the
+# suite runs `--dist loadfile` and `_one_group_at_a_time` below keeps the groups apart.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("slow") is None and (reason := slow_reason(item)):
             item.add_marker(pytest.mark.slow(reason=reason))
-        if item.get_closest_marker("slow") is None:
-            _FAST.add(item.nodeid)
+        if item.get_closest_marker("xdist_group") is None and (group := xdist_group(item)):
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+    # The report's keywords, not the collection: under xdist the workers collect, and the
+    # reports reach this process with the markers among their keywords.
+    if "slow" not in report.keywords:
+        _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Unmarked tests that took long: mark them slow (`@pytest.mark.slow`) or make them fast.
     A note, not a failure: a loaded machine makes anything slow."""
     long = sorted(
-        (
-            (took, nodeid)
-            for nodeid, took in _TOOK.items()
-            if nodeid in _FAST and took > REPORT_SECONDS
-        ),
+        ((took, nodeid) for nodeid, took in _TOOK.items() if took > REPORT_SECONDS),
         reverse=True,
     )
     if long:
@@ -61,4 +66,32 @@ def _private_state_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterat
         patch.setenv("VISIONGATE_POLICY_CACHE", str(tmp_path_factory.mktemp("policy-cache")))
         # Refreshed catalogs and probed runtimes: none of the machine's own.
         patch.setenv("VISIONGATE_FACTS_CACHE", str(tmp_path_factory.mktemp("facts-cache")))
+        # The image cache's default home, and whatever else follows XDG: one per worker.
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_group_at_a_time(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under xdist, a module with tests of a group (a browser, the npm servers: `_slow.GROUPS`)
+    holds that group's lock from its first fixture to its last teardown, so no other worker
+    runs the group's tests meanwhile. The lock files sit in the run's folder, which the
+    workers share (each worker's own temporary folder is inside it)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield  # one process runs everything one after another
+        return
+    groups = sorted(
+        {
+            str(marker.args[0])
+            for item in request.session.items
+            if item.path == request.path
+            for marker in item.iter_markers("xdist_group")
+        }
+    )
+    shared = tmp_path_factory.getbasetemp().parent
+    with ExitStack() as held:
+        for group in groups:  # sorted: two modules never wait on each other in a circle
+            held.enter_context(exclusive(shared / f"group-{group}.lock"))
         yield

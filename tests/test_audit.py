@@ -94,7 +94,13 @@ def test_summary_counts_and_findings(trace: Path) -> None:
     # Native mode on an unknown alias is the operator's override, not a finding; on a model
     # the catalog calls text-only it still is.
     assert unconfirmed == {("o3-mini", "no_vision")}
-    assert result.warnings == {"catalog is stale": 1}
+    # The native decision on text-only o3-mini carries the operator's contradiction (issue 35).
+    native_on_text = (
+        "`agent.image_input_mode` is `native`, but models.dev snapshot f3fc692 of 2026-07-02 "
+        "lists `openai/o3-mini` as text-only (input=[text]): its provider refuses images sent "
+        "to it"
+    )
+    assert result.warnings == {"catalog is stale": 1, native_on_text: 1}
     assert result.execution == {"attached": 3, "bytes_after": 1000}
     assert result.findings == 1 + 1 + 3
 

@@ -38,12 +38,38 @@ def catalog_with_a_new_model() -> bytes:
     return json.dumps(document).encode()
 
 
+def catalog_that_changes_vision() -> bytes:
+    """The bundled catalog where `anthropic/claude-sonnet-4-5` lost image input, `openai/gpt-4o`
+    is gone, and one model id carries a terminal escape (issue 36, item 8)."""
+    document = json.loads(catalog_with_a_new_model())
+    document["anthropic"]["models"]["claude-sonnet-4-5"]["modalities"]["input"] = ["text"]
+    del document["openai"]["models"]["gpt-4o"]
+    document["anthropic"]["models"][ESCAPED] = {
+        "id": ESCAPED,
+        "modalities": {"input": ["text"], "output": ["text"]},
+    }
+    return json.dumps(document).encode()
+
+
+def catalog_of_one_provider() -> bytes:
+    """A mirror that serves one provider of the 147 (issue 35)."""
+    document = json.loads(catalog_with_a_new_model())
+    return json.dumps({"anthropic": document["anthropic"]}).encode()
+
+
+ESCAPED = "evil\x1b]0;owned\x07\x1b[2J-model"
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
 class Catalogs(BaseHTTPRequestHandler):
     """`/good` a catalog with one model more; `/hang` never answers; `/huge` claims 50 MB;
     `/endless` streams without a length; `/shape` is JSON of the wrong shape; `/html` is not
-    JSON; `/500` fails."""
+    JSON; `/500` fails; `/changed` changes a model's vision; `/one` serves one provider;
+    `/deep` is JSON nested 100,000 deep."""
 
     good = catalog_with_a_new_model()
+    changed = catalog_that_changes_vision()
+    one = catalog_of_one_provider()
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -64,6 +90,9 @@ class Catalogs(BaseHTTPRequestHandler):
             return
         bodies = {
             "/good": (200, self.good),
+            "/changed": (200, self.changed),
+            "/one": (200, self.one),
+            "/deep": (200, DEEP),
             "/shape": (200, b'{"anthropic": {"models": {"x": {"name": "no modalities"}}}}'),
             "/html": (200, b"<html>not json</html>"),
             "/500": (500, b"{}"),
@@ -139,6 +168,8 @@ def test_the_catalog_url_comes_from_the_environment_when_not_given(
         ("/shape", "is not a models.dev catalog: model `anthropic/x` has no `modalities.input`"),
         ("/html", "did not answer with JSON"),
         ("/500", "answered HTTP 500"),
+        ("/deep", "answered JSON nested deeper than 64 levels, which no catalog needs"),
+        ("/one", "is refused: it lists 1 of the 147 providers and drops"),
     ],
 )
 def test_a_bad_fetch_keeps_the_catalog_in_use_says_why_in_one_line_and_exits_2(
@@ -289,7 +320,78 @@ def test_the_catalog_commands_json_follows_their_schemas(
 def test_an_unknown_section_gets_a_near_name_never_a_wall_of_all_of_them(
     section: str, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["catalog", "show", section]) == 1
+    assert main(["catalog", "show", section]) == 2  # a failed look-up (issue 35)
+    err = capsys.readouterr().err
+    assert said in err and len(err.splitlines()) == 1
+    assert err.count("`") < 12, err  # a hint, not every one of the catalog's sections
+
+
+def test_an_update_says_per_model_what_changed(
+    server: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: a refresh that turned a production model from vision to text said nothing;
+    only new models were printed."""
+    capsys.readouterr()
+    assert main(["catalog", "update", "--url", f"{server}/changed"]) == 0
     out = capsys.readouterr().out
-    assert said in out
-    assert out.count("`") < 12, out  # a hint, not every one of the catalog's sections
+    assert "1 vision -> text, 0 text -> vision, 2 new, 1 gone" in out
+    assert (
+        "  vision -> text: anthropic/claude-sonnet-4-5 (input [text, image, pdf] -> [text])"
+    ) in out
+    assert "  gone: openai/gpt-4o\n" in out and f"  new: anthropic/{NEW_MODEL}\n" in out
+    assert main(["catalog", "update", "--url", f"{server}/good", "--json"]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert {
+        "model": "anthropic/claude-sonnet-4-5",
+        "change": "text -> vision",
+        "before": ["text"],
+        "after": ["text", "image", "pdf"],
+    } in changes
+    regained = next(change for change in changes if change["model"] == "openai/gpt-4o")
+    assert regained["change"] == "gained" and regained["before"] is None
+
+
+def test_a_catalog_that_drops_most_providers_is_refused_unless_accepted(
+    server: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: a mirror serving one provider replaced all 147 with exit 0."""
+    assert main(["catalog", "update", "--url", f"{server}/one"]) == 2
+    err = capsys.readouterr().err
+    assert "it lists 1 of the 147 providers and drops" in err and "--accept-shrink" in err
+    assert not refreshed_path().exists() and current_catalog() is ModelCatalog.bundled()
+    assert main(["catalog", "update", "--url", f"{server}/one", "--accept-shrink"]) == 0
+    assert current_catalog().providers == frozenset({"anthropic"})
+
+
+def test_catalog_ids_with_terminal_escapes_are_never_printed_raw(
+    server: str, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 36, item 8): `catalog update` and `catalog show` printed an id's
+    escape sequences raw, so a mirror could retitle or clear the operator's terminal."""
+    capsys.readouterr()
+    assert main(["catalog", "update", "--url", f"{server}/changed"]) == 0
+    assert main(["catalog", "show", "anthropic"]) == 0
+    main(["catalog", "show", "anthropic", ESCAPED])
+    main(["catalog", "update", "--url", f"{server}/changed", "--json"])
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out and "\x07" not in captured.out
+    assert "evil\\x1b]0;owned\\x07\\x1b[2J-model" in captured.out
+
+
+def test_models_dev_url_in_the_agent_config_names_the_catalog(
+    server: str, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 35): the production agent's `models_dev.url` was unread in silence."""
+    from visiongate.engine.facts._config import AgentConfig
+
+    config = tmp_path / "agent.yaml"
+    config.write_text(f"models_dev:\n  url: {server}/good\n")
+    assert AgentConfig.from_file(config).catalog_url == f"{server}/good"
+    capsys.readouterr()
+    assert main(["catalog", "update", "--config", str(config), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["url"] == f"{server}/good"
+    assert main(["catalog", "update", "--config", str(config), "--url", f"{server}/500"]) == 2
+    config.write_text("models_dev:\n  url: models.internal/api.json\n")
+    read = AgentConfig.from_file(config)
+    assert read.catalog_url is None
+    assert [d.code for d in read.diagnostics] == ["invalid-url"]

@@ -128,7 +128,8 @@ def test_decide_with_an_invalid_mode_fails_closed_and_exits_3(
     assert "lane:    text" in out
     assert "invalid value `txet` (did you mean `text`?): failing closed" in out
     # Warnings go to standard error, where a person looks while stdout is piped.
-    assert "unknown key `vison` under `auxiliary` is ignored; did you mean `vision`?" in err
+    # `auxiliary.vision` routes images: its near miss is an error now (issue 35), not ignored.
+    assert "unknown key `vison` under `auxiliary` looks like `vision`, which routes" in err
     assert "error[invalid-mode]: `txet` is not an image input mode" in err
     code, out, _err = run(
         capsys,
@@ -154,7 +155,8 @@ def test_lint_config_reports_the_error_and_the_near_misses(
     code, out, _err = run(capsys, "lint", "--config", str(config))
     assert code == 3
     assert ":2:21: error[invalid-mode]: `txet` is not an image input mode" in out
-    assert ":4:3: warning[unknown-config-key]: unknown key `vison`" in out
+    assert ":4:3: error[misspelt-routing-key]: unknown key `vison`" in out
+    assert ":6:3: warning[unknown-config-key]: unknown key `embed_taget_bytes`" in out
     config.write_text("agent:\n  image_input_mode: text\nvision: {embed_taget_bytes: 1}\n")
     assert run(capsys, "lint", "--config", str(config))[0] == 0
     assert run(capsys, "lint", "--strict", "--config", str(config))[0] == 1

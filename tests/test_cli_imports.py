@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from visiongate.cli import COMMANDS
+
 ROOT = Path(__file__).parent.parent
 HEAVY = ("cerberus", "durable", "mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema", "anyio")
 PROBE = """
@@ -59,8 +61,50 @@ def test_help_imports_no_command_and_no_engine(home: Path) -> None:
     assert modules == {*shell, "visiongate.cli", "visiongate.cli._stdout"}
 
 
-# `mcp` is left out: cli/mcp.py (restructured on the MCP engineer's branch) imports the SDK
-# at module level, as it must for `mcp call` itself.
+HELP_PROBE = """
+import json, sys
+from visiongate.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+outside = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names)
+ours = [m for m in sys.modules if m.startswith(("visiongate.engine", "visiongate.adapters"))]
+print(json.dumps([sorted(outside), sorted(ours)]), file=sys.stderr)
+"""
+# What an editable install or the interpreter itself puts in `sys.modules`.
+_START_UP = {"visiongate", "__main__", "_distutils_hack", "__editable___visiongate_0_1_0_finder"}
+
+
+@pytest.mark.parametrize("argv", [[name, "--help"] for name in COMMANDS] + [["mcp", "call", "-h"]])
+def test_every_commands_help_imports_nothing_outside_the_standard_library(
+    argv: list[str], home: Path
+) -> None:
+    """Regression (issue 37): `mcp --help` and `demo --help` loaded the whole MCP SDK (650 ms)
+    before the arguments were parsed; a command's help is argparse and its own options."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_PROBE, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
+    )
+    outside, ours = json.loads(done.stderr.strip().splitlines()[-1])
+    assert set(outside) <= _START_UP and not ours, (outside, ours)
+
+
+def test_mcp_help_defaults_match_the_session() -> None:
+    # `mcp --help` prints these without importing the SDK: its copies must not drift.
+    from visiongate.adapters.mcp import _session
+    from visiongate.cli import mcp
+
+    assert mcp.DEFAULT_CONNECT_TIMEOUT_S == _session.DEFAULT_CONNECT_TIMEOUT_S
+    assert mcp.DEFAULT_REQUEST_TIMEOUT_S == _session.DEFAULT_REQUEST_TIMEOUT_S
+    assert mcp.DEFAULT_MAX_MESSAGE_BYTES == _session.DEFAULT_MAX_MESSAGE_BYTES
+
+
 @pytest.mark.parametrize(
     "command", ["lint", "decide", "route", "probe", "fmt", "test", "docs", "proxy", "audit"]
 )
@@ -102,3 +146,23 @@ def test_lint_with_a_warm_cache_imports_no_validator(home: Path) -> None:
     modules = loaded_modules("lint", "policies/default.yaml", home=home)
     assert "cerberus" not in roots(modules)
     assert not roots(modules) & {"mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema"}
+
+
+def test_decide_with_warm_tables_imports_no_validator(home: Path) -> None:
+    """Regression (issue 37): every `decide --provider --model` validated the bundled registry
+    with cerberus, importing it (35 ms a start)."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    loaded_modules(*argv, home=home)  # fills the compile cache and the fact tables
+    modules = loaded_modules(*argv, home=home)
+    assert not roots(modules) & {"cerberus", "mcp", "PIL", "httpx", "pydantic", "ruamel"}
+    assert "visiongate.engine.facts._registry_load" not in modules  # read back, not parsed
+    assert "visiongate.engine._validate" not in modules
+
+
+def test_the_recorded_package_version_is_the_installed_one() -> None:
+    # `package_version` returns the package's constant rather than reading the metadata.
+    from importlib import metadata
+
+    from visiongate.engine._decision import package_version
+
+    assert package_version() == metadata.version("visiongate")

@@ -304,6 +304,7 @@ SYNC_PYTHON = [
 ]
 
 
+@pytest.mark.slow  # the README's block runs `visiongate route` as a process
 def test_the_schema_validation_example_checks_nested_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -448,6 +449,7 @@ def test_every_block_is_checked() -> None:
         or b.language == "python"
         or b.marker == "ci:proxy-config"  # test_proxy_units: what --print-config prints
         or (b.marker or "").startswith("ci:gateway-")  # test_gateway_docs
+        or b.marker == "ci:operator-lines"  # test_config_misspelt_keys, test_*_notices
         or any(
             _start(b, prefix, language)
             for prefix, language in (

@@ -46,6 +46,8 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "CatalogUpdateError": None,
     "SpawnError": OSError,
     "LineTooLong": ValueError,
+    "SaveRefused": None,
+    "WorkerTimeout": None,
 }
 
 

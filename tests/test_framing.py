@@ -113,6 +113,17 @@ def test_a_message_too_deep_or_not_utf8_is_invalid_with_its_top_level_id(
     assert message.kind == "invalid" and message.id == 3 and message.problem.startswith(problem)
 
 
+@pytest.mark.parametrize("key", [b'"a":', b'"params" : ', b'"": '], ids=["a", "spaced", "empty"])
+def test_a_request_nested_100000_deep_as_objects_keeps_its_id_from_the_start(key: bytes) -> None:
+    """Issue 36 item 12: three scan steps a level ran the id scan out of budget, so the
+    request was logged and never answered; a run of `{"key":` is one step now."""
+    line = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":'
+    line += (b"{" + key) * 100_000 + b"1" + b"}" * 100_001
+    (message,) = parse(line)
+    assert message.kind == "invalid" and message.problem.startswith("nested")
+    assert message.id == 7
+
+
 def test_a_message_at_the_depth_limit_is_parsed() -> None:
     params = b"[" * (MAX_DEPTH - 2) + b"]" * (MAX_DEPTH - 2)
     (message,) = parse(b'{"jsonrpc": "2.0", "id": 3, "method": "x", "params": ' + params + b"}")

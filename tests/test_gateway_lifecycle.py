@@ -23,6 +23,7 @@ from _gateway_helpers import (
     start_gateway,
     wait_until,
 )
+from _hostile_proxy import STARTED
 from _proxy_helpers import HOSTILE
 
 from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
@@ -64,7 +65,7 @@ def test_requests_over_the_sessions_concurrency_are_refused(tmp_path: Path) -> N
         assert session_id
         headers = {**ACCEPT, "mcp-session-id": session_id}
         slow = Background(gateway.url, _call("slow", {"seconds": 2}, 11), headers)
-        time.sleep(0.5)
+        assert wait_until(lambda: STARTED in gateway.text())  # the call is at the server
         refused = client.post(gateway.url, json=_call("slow", {"seconds": 0}, 12), headers=headers)
         assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
         assert refused.json()["id"] == 12
@@ -110,7 +111,7 @@ def test_sigterm_drains_calls_in_flight_stops_every_server_and_exits_0(tmp_path:
         slow = Background(
             gateway.url, _call("slow", {"seconds": 2}), {**ACCEPT, "mcp-session-id": str(ids[0])}
         )
-        time.sleep(0.5)
+        assert wait_until(lambda: STARTED in gateway.text())  # the call is at the server
         gateway.process.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         assert client.get(f"{gateway.base}/readyz").status_code == 503
@@ -140,7 +141,7 @@ def test_a_drain_past_its_deadline_answers_what_is_left_and_exits_0(tmp_path: Pa
         hung = Background(
             gateway.url, _call("hang", {}), {**ACCEPT, "mcp-session-id": str(session_id)}
         )
-        time.sleep(0.5)
+        assert wait_until(lambda: STARTED in gateway.text())  # the call is at the server
         started = time.monotonic()
         gateway.process.send_signal(signal.SIGTERM)
         (answer,) = hung.messages()

@@ -93,6 +93,7 @@ def test_a_body_over_the_limit_is_refused(guarded: GatewayProcess) -> None:
         headers = {**ACCEPT, **BEARER, "mcp-session-id": session_id}
         refused = client.post(guarded.url, json=call, headers=headers)
         assert refused.status_code == 413
+        assert refused.headers["connection"] == "close"
         assert "over the gateway's limit of 100000 bytes" in refused.json()["error"]["message"]
         client.delete(guarded.url, headers={**BEARER, "mcp-session-id": session_id})
 
@@ -106,8 +107,21 @@ def test_a_body_over_the_limit_is_refused(guarded: GatewayProcess) -> None:
         (b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]', -32600, "a JSON-RPC batch"),
         (b"42", -32600, "not a JSON-RPC message (not an object)"),
         (b'{"id":1,"method":"initialize"}', -32600, 'no "jsonrpc": "2.0"'),
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"initialize"}', -32600, "`id` must be"),
+        (b'{"jsonrpc":"2.0","id":true,"method":"initialize"}', -32600, "`id` must be"),
+        (b'{"jsonrpc":"2.0","id":[1],"method":"initialize"}', -32600, "`id` must be"),
     ],
-    ids=["not JSON", "invalid UTF-8", "nested 40,000 deep", "a batch", "a number", "no jsonrpc"],
+    ids=[
+        "not JSON",
+        "invalid UTF-8",
+        "nested 40,000 deep",
+        "a batch",
+        "a number",
+        "no jsonrpc",
+        "an object id",
+        "a true id",
+        "an array id",
+    ],
 )
 def test_a_body_that_is_no_message_is_told_so_before_any_session_question(
     guarded: GatewayProcess, body: bytes, code: int, said: str
@@ -128,7 +142,8 @@ def test_a_body_that_is_no_message_in_a_session_is_told_so_and_the_session_goes_
         assert session_id
         headers = {**ACCEPT, **BEARER, "mcp-session-id": session_id}
         batch = b'[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]'
-        for body, code in ((b"{nope", -32700), (batch, -32600), (b"42", -32600)):
+        odd_id = b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}'
+        for body, code in ((b"{nope", -32700), (batch, -32600), (b"42", -32600), (odd_id, -32600)):
             refused = client.post(guarded.url, content=body, headers=headers)
             assert refused.status_code == 400
             error = refused.json()["error"]
@@ -255,6 +270,9 @@ def test_a_slow_request_head_or_body_is_cut_off_and_others_go_on(tmp_path: Path)
             answer = _http_answer(body)
             assert answer.startswith("HTTP/1.1 408"), answer
             assert "did not arrive within 1 s (--read-timeout)" in answer
+            assert "connection: close" in answer.lower()
+            body.settimeout(5)
+            assert body.recv(1) == b""  # closed: the rest of that body is no request's head
             opened, session_id = raw_initialize(client, gateway.url, BEARER)  # others go on
             assert opened.status_code == 200 and session_id
             metrics = client.get(f"{gateway.base}/metrics", headers=BEARER).text

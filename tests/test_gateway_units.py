@@ -13,8 +13,10 @@ import anyio
 import pytest
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.types import JSONRPCNotification, JSONRPCRequest
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from visiongate.adapters.gateway._client import HELD_MESSAGES, HttpDownstream
+from visiongate.adapters.gateway._http import missing_hooks
 from visiongate.adapters.gateway._options import GatewayOptions, SessionTarget, session_target
 from visiongate.adapters.gateway._security import Checks, is_loopback, owner_digest
 from visiongate.adapters.gateway._serve import bind
@@ -317,3 +319,34 @@ async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request(stream
     await streams.to_client.aclose()
     with pytest.raises(ClientGone):
         await downstream.send(b'{"jsonrpc":"2.0","id":4,"result":{}}')
+
+
+class _NoLongerCalled(H11Protocol):
+    """A uvicorn that stopped calling `on_response_complete` after a response (as a rename
+    of the hook would): the deadline would silently stop re-arming."""
+
+    def handle_events(self) -> None:
+        return None
+
+
+def test_this_uvicorn_has_every_hook_the_head_deadline_uses() -> None:
+    """Issue 38: `_http` subclasses uvicorn's h11 protocol; `.ci/run` runs this on uvicorn's
+    newest release too, so a renamed hook fails here rather than silently in production."""
+    assert missing_hooks() == []
+
+
+def test_a_hook_renamed_or_gone_is_named() -> None:
+    assert missing_hooks(_NoLongerCalled) == ["on_response_complete called by handle_events"]
+    missing = missing_hooks(asyncio.Protocol)
+    assert "on_response_complete" in missing and missing[-1].startswith("the constructor")
+
+
+def test_read_timeout_is_refused_loudly_on_a_uvicorn_without_the_hooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from visiongate.adapters.gateway import _http
+    from visiongate.cli.proxy import _gateway
+
+    monkeypatch.setattr(_http, "missing_hooks", lambda: missing_hooks(_NoLongerCalled))
+    with pytest.raises(UsageError, match="`--read-timeout` cannot be kept on uvicorn"):
+        _gateway._check_head_deadline()

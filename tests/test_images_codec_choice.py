@@ -56,9 +56,11 @@ def test_webp_within_reach_of_jpeg_is_still_searched() -> None:
     assert probe.webp_asked
 
 
-def test_noisy_photo_still_picks_webp_when_it_keeps_more() -> None:
+def test_noisy_photo_keeps_its_size_rather_than_webp_q90() -> None:
+    """It was shrunk to 767x669 to keep WebP at q90+ (SSIM 0.8456 at the original's size);
+    whole as JPEG 4:2:0 q83 it keeps a little more (0.8466, bench_images.py's measure)."""
     buffer = io.BytesIO()
     Image.fromarray(skimage.data.hubble_deep_field()).save(buffer, "PNG")
     result = process_image(buffer.getvalue(), target())
     assert isinstance(result, ProcessedImage)
-    assert result.media_type == "image/webp"
+    assert (result.width, result.height) == (1000, 872)

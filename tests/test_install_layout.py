@@ -254,3 +254,15 @@ def test_every_file_a_shipped_page_links_ships_beside_it(installed: Path) -> Non
         if not target.is_file()
     ]
     assert not missing
+
+
+def test_the_playground_page_ships_in_the_package(installed: Path) -> None:
+    """`visiongate playground` serves its page from the installed package (issue 39)."""
+    code = (
+        "from importlib import resources\n"
+        "folder = resources.files('visiongate.playground') / 'static'\n"
+        "print(' '.join(sorted(item.name for item in folder.iterdir())))\n"
+    )
+    done = _run_from_root(installed, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["index.html", "playground.css", "playground.js"]

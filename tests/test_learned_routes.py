@@ -169,8 +169,8 @@ def test_registry_show_prints_verdicts_evidence_and_sources(
         "gemini",
     )
     assert document["where"].startswith("providers.yaml:")
-    assert main(["registry", "show", "my-proxy"]) == 1
-    assert "`my-proxy` is not in providers.yaml" in capsys.readouterr().out
+    assert main(["registry", "show", "my-proxy"]) == 2  # a failed look-up (issue 35)
+    assert "`my-proxy` is not in providers.yaml" in capsys.readouterr().err
 
 
 def test_registry_show_uses_learned_routes(

@@ -25,7 +25,7 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _image_samples import screenshot
@@ -38,13 +38,14 @@ from _proxy_helpers import (
     proxy_env,
     read_trace,
 )
-from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
 from visiongate.adapters.wire._inline import find_inline
+
+if TYPE_CHECKING:
+    from fastmcp import Client
 
 pytestmark = pytest.mark.anyio
 
@@ -117,6 +118,10 @@ def check_media_result(wire: dict[str, Any], lane: str, cap: int) -> None:
 
 @asynccontextmanager
 async def fastmcp_client(argv: list[str], home: Path) -> AsyncIterator[Client[Any]]:
+    # Imported here, not at collection: fastmcp (and what it pulls in) costs seconds.
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
     transport = StdioTransport(
         argv[0], argv[1:], env=proxy_env(home), log_file=home / "proxy.log", keep_alive=False
     )
@@ -362,3 +367,45 @@ async def test_no_image_tool_lists_none_and_offers_none(files: Path, tmp_path: P
     assert VIEW not in tools
     assert "[1 image(s) kept out of the conversation (text lane)]" in text_of(shown)
     assert "call " not in text_of(shown)
+
+
+async def test_a_region_or_the_rows_from_an_offset_of_a_tall_page(tmp_path: Path) -> None:
+    """Issue 34: asked for the rows its tiles left out, the tool re-sent the same tiles."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    page = Image.new("RGB", (1280, 6000), (255, 255, 255))
+    for top in range(0, 6000, 40):
+        page.paste((top % 251, 90, 200 - top % 199), (0, top, 1280, top + 20))
+    page.save(pages / "page.png")
+    argv = proxy_argv(filesystem_command(pages), target=VISION)
+    async with proxied(argv, tmp_path) as session:
+        shown = await session.call_tool("read_media_file", {"path": str(pages / "page.png")})
+        path = media_path(shown)
+        rows = await session.call_tool(VIEW, {"path": path, "rows_from": 4000})
+        region = {"left": 100, "top": 5000, "width": 400, "height": 300}
+        zoom = await session.call_tool(VIEW, {"path": path, "region": region})
+        refused = [
+            await session.call_tool(VIEW, {"path": path, "region": bad})
+            for bad in (
+                {"left": 1200, "top": 0, "width": 200, "height": 100},
+                {"left": 0, "top": 0, "width": 0, "height": 100},
+                {"left": 0, "top": 0, "width": 3, "height": 3},
+            )
+        ]
+        past = await session.call_tool(VIEW, {"path": path, "rows_from": 6000})
+        stranger = await session.call_tool(VIEW, {"path": "/tmp/x.png", "rows_from": 10})
+
+    def sizes(result: CallToolResult) -> list[tuple[int, int]]:
+        return [
+            Image.open(io.BytesIO(base64.b64decode(block.data))).size
+            for block in result.content
+            if isinstance(block, ImageContent)
+        ]
+
+    assert sizes(rows) == [(1280, 1568)] and "top 4000" in text_of(rows)
+    assert sizes(zoom) == [(400, 300)] and "top 5000" in text_of(zoom)
+    messages = ["is not inside the 1280x6000", "positive width and height", "absurd zoom"]
+    for result, message in zip(refused, messages, strict=True):
+        assert result.is_error and message in text_of(result) and not sizes(result)
+    assert past.is_error and "past the last row" in text_of(past)
+    assert stranger.is_error and "is not an image this proxy showed you" in text_of(stranger)

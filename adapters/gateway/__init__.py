@@ -6,9 +6,11 @@ session for a stdio command, a session per session with a `--url` server), all t
 relay, routing, cleaning, caps and records of `visiongate proxy` (`adapters.proxy`). The HTTP
 side is the official SDK's `StreamableHTTPServerTransport` under uvicorn; the parts:
 
-- `_app`: the ASGI application (the MCP endpoint, `/healthz`, `/readyz`, `/metrics`);
+- `_app`: the ASGI application (the MCP endpoint, `/healthz`, `/readyz`, `/metrics`), and
+  `_body`: a POST's body read, replayed and checked before the transport has it;
 - `_security`: the front door (Host, Origin, bearer token, sessions bound to credentials);
-- `_gateway`: the open sessions, admission and draining; `_session`: one session;
+- `_gateway`: the open sessions, admission (evicting the idle longest when full) and draining;
+  `_session`: one session; `_shared`: one server for every session (`--upstream shared`);
 - `_client`: the relay's `Downstream` over one session's transport streams;
 - `_options`: the command line's settings and each session's model; `_metrics`: Prometheus;
 - `_serve`: uvicorn on a socket bound here, signals, the drain.

@@ -12,9 +12,10 @@ A request refused here gets an HTTP status that says what and a JSON-RPC error t
 (with the request's id when it had one): 400 a malformed or misplaced request, 401 no valid
 token, 403 a foreign Origin, 404 no such session (it ended, idled out, belongs to another
 client or lived on a replica that is gone: initialize again, as the specification asks), 405,
-408 a body slower than `--read-timeout`, 413 a body over `--max-request-bytes`, 421 a foreign
-Host, 429 more requests in flight in the session than `--session-concurrency`, 503
-`--max-sessions` reached or the gateway draining (both with `Retry-After`). A connection
+408 a body slower than `--read-timeout` and 413 a body over `--max-request-bytes` (both close
+the connection: its unread rest is no request), 421 a foreign Host, 429 more requests in
+flight in the session than `--session-concurrency`, 503 `--max-sessions` reached or the
+gateway draining (both with `Retry-After`). A connection
 whose request head is slower than `--read-timeout` is closed unanswered (`_http`).
 """
 
@@ -32,13 +33,12 @@ from starlette.types import Message, Receive, Scope, Send
 from ..proxy._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    PARSE_ERROR,
-    TOO_DEEP,
     encode,
-    parse_value,
 )
+from ..proxy._notices import target_notices
 from ..proxy._relay import log
 from ..sanitize._line import untrusted_line
+from ._body import read_body, read_message, replayed
 from ._gateway import Gateway
 from ._metrics import CONTENT_TYPE
 from ._options import SessionTarget, session_target
@@ -50,6 +50,19 @@ __all__ = ["GatewayApp"]
 SESSION_HEADER: Final = "mcp-session-id"
 _RETRY_AFTER_S: Final = "5"
 _OPS: Final = ("/healthz", "/readyz", "/metrics")
+_NOT_ADMITTED: Final = {
+    "max_sessions": (
+        503,
+        "the gateway is at its limit of {0} sessions (--max-sessions), each with a request "
+        "in flight or a stream open; try again shortly",
+    ),
+    "credential_cap": (
+        429,
+        "these credentials have {1} sessions open, their limit (--max-sessions-per-credential), "
+        "each with a request in flight or a stream open; end one (DELETE) or try again shortly",
+    ),
+    "draining": (503, "the gateway is shutting down and opens no new session; try again shortly"),
+}
 
 
 class GatewayApp:
@@ -106,16 +119,16 @@ class GatewayApp:
         if method == "POST":
             seconds = self.gateway.options.read_timeout
             with anyio.move_on_after(seconds) as reading:
-                body = await _read_body(receive, self.gateway.options.max_request_bytes)
+                body = await read_body(receive, self.gateway.options.max_request_bytes)
             if reading.cancelled_caught:
                 text = f"the request body did not arrive within {seconds:g} s (--read-timeout)"
-                return await self._refuse("slow_body", 408, text)(scope, receive, send)
+                return await _closing(self._refuse("slow_body", 408, text))(scope, receive, send)
             if body is None:
                 limit = self.gateway.options.max_request_bytes
                 text = f"the request body is over the gateway's limit of {limit} bytes"
-                return await self._refuse("too_large", 413, text)(scope, receive, send)
-            receive = _replayed(body, receive)
-            message, malformed = _read_message(body)
+                return await _closing(self._refuse("too_large", 413, text))(scope, receive, send)
+            receive = replayed(body, receive)
+            message, malformed = read_message(body)
             if malformed is not None:  # before the session question: say what is wrong first
                 code, text = malformed
                 refused = self._refuse("bad_request", 400, text, message, code=code)
@@ -168,15 +181,12 @@ class GatewayApp:
             )
             refused = self._refuse("bad_request", 400, text, message)
             return await refused(scope, receive, send)
-        why = gateway.refusal()
+        why = gateway.admit(owner_digest(request.headers, gateway.options.forward_headers))
         if why is not None:
-            text = (
-                f"the gateway is at its limit of {gateway.options.max_sessions} sessions "
-                "(--max-sessions); try again shortly"
-                if why == "max_sessions"
-                else "the gateway is shutting down and opens no new session; try again shortly"
-            )
-            refused = self._refuse(why, 503, text, message, code=INTERNAL_ERROR)
+            code, said = _NOT_ADMITTED[why]
+            limits = gateway.options
+            said = said.format(limits.max_sessions, limits.max_sessions_per_credential)
+            refused = self._refuse(why, code, said, message, code=INTERNAL_ERROR)
             refused.headers["retry-after"] = _RETRY_AFTER_S
             return await refused(scope, receive, send)
         target = session_target(request.headers, request.query_params, gateway.options.proxy.target)
@@ -188,9 +198,23 @@ class GatewayApp:
             f"{session.label} opened for {target.provider}/{target.model} ({target.source}) by "
             f"{session.client.get('name', 'an unnamed client')}; {len(gateway)} open"
         )
+        if target.source != "default":  # the default target was said at start
+            await self._say_notices(session, target)
         status = await self._served(session, scope, receive, send, counted=True)
         if status is None or status >= 400:
             session.stop("failed")
+
+    async def _say_notices(self, session: Session, target: SessionTarget) -> None:
+        """A target's warnings (a misspelt provider header), once per target per process;
+        resolved off the loop (a local runtime may be asked, within its deadline)."""
+        if not self.gateway.notices.first_time(target.provider, target.model):
+            return
+        gate = self.gateway.gate
+        lines = await anyio.to_thread.run_sync(
+            lambda: target_notices(gate, target.provider, target.model, with_config=False)
+        )
+        for line in lines:
+            log(f"{session.label} ({target.provider}/{target.model}): {line}")
 
     def _new_session(self, request: Request, target: SessionTarget, message: Any) -> Session:
         from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -263,10 +287,12 @@ class GatewayApp:
 
         if counted:
             session.in_flight += 1
+        session.touch()
         try:
             await session.transport.handle_request(scope, receive, watched)
         finally:
             done()
+            session.touch()
             if listening and status == 200:
                 assert downstream is not None
                 downstream.not_listening()
@@ -290,6 +316,13 @@ def _refused(status: int, code: int, text: str, request_id: Any = None) -> Respo
     error = {"code": code, "message": f"visiongate gateway: {text}"}
     body = encode({"jsonrpc": "2.0", "id": request_id, "error": error})
     return Response(body, status_code=status, media_type="application/json")
+
+
+def _closing(response: Response) -> Response:
+    """`response`, and the connection closed after it: the rest of the body was never read,
+    so what follows on the connection is not a request's head."""
+    response.headers["connection"] = "close"
+    return response
 
 
 def _unauthorized() -> Response:
@@ -320,59 +353,6 @@ def _other_model(request: Request, session: Session) -> str | None:
             "start a new session for another model"
         )
     return None
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None past `limit` bytes (nothing more is read then)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        event = await receive()
-        if event["type"] != "http.request":
-            break
-        chunk = event.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not event.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def _replayed(body: bytes, receive: Receive) -> Receive:
-    """`receive` for the transport: the body read already, then the client's own events."""
-    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
-
-
-def _read_message(body: bytes) -> tuple[Any, tuple[int, str] | None]:
-    """A POST body, decoded once: its JSON-RPC message as a dict, for its kind and id (None
-    when it is no object; the transport parses it again), and why it is not one JSON-RPC
-    message (an error code and a sentence), or None.
-
-    The second is asked before anything else about the POST, so a client without a session
-    hears what is wrong with its body rather than only that it lacks a session id, and one
-    with a session hears the same words (not the transport's validation dump); the session
-    goes on."""
-    value, messages = parse_value(body)
-    message = value if isinstance(value, dict) else None
-    problem = messages[0].problem if len(messages) == 1 and messages[0].kind == "invalid" else ""
-    if problem.startswith("not JSON") or problem == TOO_DEEP:
-        return message, (PARSE_ERROR, f"the body is {untrusted_line(problem, 200)}")
-    if isinstance(value, list):
-        return message, (
-            INVALID_REQUEST,
-            "the body is a JSON-RPC batch (an array); MCP takes one message per POST since "
-            "protocol version 2025-06-18",
-        )
-    if problem:
-        return message, (INVALID_REQUEST, f"the body is {untrusted_line(problem, 200)}")
-    return message, None
 
 
 def _is_request(message: Any) -> bool:

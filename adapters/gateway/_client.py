@@ -211,6 +211,11 @@ class HttpDownstream:
         finally:
             self._flushing = False
 
+    @property
+    def has_stream(self) -> bool:
+        """Whether the client has a GET stream open."""
+        return self._listening > 0
+
     def not_listening(self) -> None:
         """The client's GET stream closed."""
         self._listening = max(0, self._listening - 1)

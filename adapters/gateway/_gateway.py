@@ -1,6 +1,8 @@
 """The gateway's state: its open sessions, and nothing else (so N replicas behind a load balancer
-need nothing shared). Sessions are admitted here (`--max-sessions`, not while draining), found
-here by id and by the credentials that opened them, and drained here on SIGTERM.
+need nothing shared). Sessions are admitted here (`--max-sessions`,
+`--max-sessions-per-credential`, the session idle longest evicted to make room; not while
+draining), found here by id and by the credentials that opened them, and drained here on
+SIGTERM.
 
 Session ids are 128 random bits in hex, after `<replica>.` when the replica has a name
 (`--replica-id`): a load balancer routes a session's requests to the replica its id names
@@ -15,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast
 
 import anyio
 import anyio.abc
@@ -23,12 +25,14 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
+from ..proxy._notices import NoticeBoard
 from ..proxy._relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
 from ._security import Checks
-from ._session import Session
+from ._session import Labelled, Session
+from ._shared import SharedServer
 
 if TYPE_CHECKING:
     from ..vision import VisionBackend
@@ -56,16 +60,59 @@ class Gateway:
         self._sessions: dict[str, Session] = {}
         self._group: anyio.abc.TaskGroup | None = None
         self._vision = _VisionPool(gate)
+        self.notices = NoticeBoard()
+        """The session targets whose warnings were said (`_app`), once each."""
+        target = options.proxy.target
+        self.notices.first_time(target.provider, target.model)  # said at start
+        self.shared: SharedServer | None = None
+        if options.upstream == "shared":
+            self.shared = SharedServer(
+                options.proxy.command,
+                max_message_bytes=options.proxy.max_message_bytes,
+                start=self._start_task,
+                errlog=cast(TextIO, Labelled("shared server")),
+            )
 
     # -- admission ------------------------------------------------------------------------------
 
-    def refusal(self) -> str | None:
-        """Why a new session cannot be opened now, or None."""
+    def admit(self, owner: bytes) -> str | None:
+        """Make room for a new session opened with the credentials `owner` digests: None when
+        it may open (the session of the table, or of those credentials, idle longest ended for
+        it if need be), else why not: `draining`, `credential_cap` or `max_sessions`."""
         if self.draining or not self.ready:
             return "draining"
-        if len(self) >= self.options.max_sessions:
+        cap = self.options.max_sessions_per_credential
+        if cap is not None:
+            theirs = [s for s in self.open_sessions() if hmac.compare_digest(s.owner, owner)]
+            if len(theirs) >= cap and not self._evict(theirs, "credential_cap"):
+                return "credential_cap"
+        if len(self) >= self.options.max_sessions and not self._evict(
+            list(self.open_sessions()), "full"
+        ):
             return "max_sessions"
         return None
+
+    def _evict(self, sessions: list[Session], why: str) -> bool:
+        """End the session of `sessions` idle longest (nothing in flight, no GET stream
+        open, for `--evict-idle-after` at least: a session just opened is about to be used,
+        and a flood of new ones cannot push out those in use); False when none is. Its
+        client's next request gets 404, and it initializes again, as the specification asks
+        of a session that ended."""
+        now = time.monotonic()
+        after = self.options.evict_idle_after
+        idle = [s for s in sessions if s.idle and now - s.last_used >= after]
+        if not idle:
+            return False
+        evicted = min(idle, key=lambda session: session.last_used)
+        evicted.stop("evicted")
+        self.metrics.sessions_evicted.labels(why).inc()
+        since = time.monotonic() - evicted.last_used
+        table = "its credentials' cap" if why == "credential_cap" else "the table"
+        log(f"{evicted.label} evicted after {since:.0f}s idle: {table} was full for a new one")
+        return True
+
+    def open_sessions(self) -> list[Session]:
+        return [session for session in self._sessions.values() if not session.ending]
 
     def mint_id(self) -> str:
         random = secrets.token_hex(16)
@@ -78,7 +125,9 @@ class Gateway:
         self.metrics.sessions.set(len(self._sessions))
         self.metrics.sessions_started.inc()
         vision = self._vision.for_target(session.target.provider, session.target.model)
-        await self._group.start(session.run, self.gate, self.metrics, vision, self._forget)
+        await self._group.start(
+            session.run, self.gate, self.metrics, vision, self._forget, self.shared
+        )
 
     def find(self, session_id: str, owner: bytes) -> Session | None:
         """The session `session_id` names, if the request presents the credentials it was
@@ -101,6 +150,10 @@ class Gateway:
         assert self._group is not None
         self._group.start_soon(work)
 
+    async def _start_task(self, work: Callable[..., Coroutine[Any, Any, None]]) -> None:
+        assert self._group is not None
+        await self._group.start(work)
+
     # -- running and draining -------------------------------------------------------------------
 
     @asynccontextmanager
@@ -119,6 +172,8 @@ class Gateway:
                 self.ready = False
                 with anyio.CancelScope(shield=True):
                     await self.stop_all("stopped")
+                    if self.shared is not None:
+                        await self.shared.stop()
                 group.cancel_scope.cancel()
 
     def in_flight(self) -> int:
@@ -155,9 +210,10 @@ class _VisionPool:
 
     def __init__(self, gate: Gate) -> None:
         from ..vision._cache import BackendPool
+        from ..vision._config import pooled_backend
 
         self._gate = gate
-        self._pool = BackendPool()
+        self._pool = BackendPool(pooled_backend)
 
     def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
         def backend() -> VisionBackend | None:

@@ -93,7 +93,14 @@ class GatewayMetrics:
         )
         self.sessions_ended = Counter(
             "visiongate_sessions_ended",
-            "Sessions ended, by why (deleted, idle, upstream_gone, drained, failed)",
+            "Sessions ended, by why (deleted, idle, evicted, upstream_gone, drained, failed)",
+            ["reason"],
+            registry=registry,
+        )
+        self.sessions_evicted = Counter(
+            "visiongate_sessions_evicted",
+            "Idle sessions ended to make room for a new one: the table full, or the "
+            "credentials at --max-sessions-per-credential",
             ["reason"],
             registry=registry,
         )

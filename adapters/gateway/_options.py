@@ -19,16 +19,21 @@ from ..proxy._serve import ProxyOptions
 
 __all__ = [
     "DEFAULT_DRAIN_S",
+    "DEFAULT_EVICT_IDLE_AFTER_S",
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_PATH",
     "DEFAULT_READ_TIMEOUT_S",
     "DEFAULT_SESSION_CONCURRENCY",
     "MODEL_HEADER",
     "PROVIDER_HEADER",
+    "SDK_SSE_EVENT_BYTES",
+    "UPSTREAM_MODES",
     "GatewayOptions",
     "SessionTarget",
+    "UpstreamMode",
     "session_target",
 ]
 
@@ -38,18 +43,28 @@ DEFAULT_IDLE_TIMEOUT_S: Final = 1800.0
 """The SDK's own default: a session with no request in flight (and no GET stream open) for
 30 minutes ends, and its server with it."""
 DEFAULT_SESSION_CONCURRENCY: Final = 16
+DEFAULT_EVICT_IDLE_AFTER_S: Final = 60.0
 DEFAULT_READ_TIMEOUT_S: Final = 30.0
 """How long a request's head, and then its body, may take to arrive (nginx gives each 60 s;
 a client on loopback or a LAN sends an MCP message in milliseconds)."""
 DEFAULT_DRAIN_S: Final = 30.0
 DEFAULT_MAX_REQUEST_BYTES: Final = 4 * 1024 * 1024
 """The longest request body read from a client (the SDK's own default)."""
+SDK_SSE_EVENT_BYTES: Final = 1024 * 1024
+"""The largest SSE event the Python SDK's Streamable HTTP client reads (`max_sse_event_size`,
+1 MiB), and so fastmcp's and pydantic-ai's: a larger answer fails there, whole."""
+DEFAULT_MAX_RESULT_BYTES: Final = SDK_SSE_EVENT_BYTES - 16 * 1024
+"""The largest message the gateway sends a client by default (`--max-result-bytes`): results
+are fitted under the SDK client's 1 MiB per event, with room for the event's own lines and for
+the transport's re-encoding of the message (the stdio proxy's 10 MB would fail them)."""
 PROVIDER_HEADER: Final = "x-visiongate-provider"
 MODEL_HEADER: Final = "x-visiongate-model"
 _NAME: Final = re.compile(r"[\x21-\x7e]{1,200}")
 """A provider or model name as a client may give it: visible ASCII, at most 200 characters."""
 _REPLICA: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}")
 TargetSource = Literal["header", "query", "default"]
+UpstreamMode = Literal["per-session", "shared"]
+UPSTREAM_MODES: Final = ("per-session", "shared")
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,11 @@ class GatewayOptions:
     forward_headers: tuple[str, ...] = ()
     """Client headers passed to a `--url` server (lower case), and nothing else of theirs."""
     max_sessions: int = DEFAULT_MAX_SESSIONS
+    evict_idle_after: float = DEFAULT_EVICT_IDLE_AFTER_S
+    """Seconds a session must have been idle before a new one may take its place."""
+    max_sessions_per_credential: int | None = None
+    """Sessions open at once with one credential digest (`_security.owner_digest`); None: no
+    cap but `max_sessions`."""
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S
     session_concurrency: int = DEFAULT_SESSION_CONCURRENCY
     drain_timeout: float = DEFAULT_DRAIN_S
@@ -75,10 +95,17 @@ class GatewayOptions:
     """Seconds for a request's head, and for its body, to arrive."""
     replica: str | None = None
     """This replica's name, the prefix of its session ids, for a load balancer's affinity."""
+    upstream: UpstreamMode = "per-session"
+    """`per-session`: a server process per session; `shared`: one for all (`_shared`)."""
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/"):
             raise ValueError(f"`--path {self.path}`: the endpoint's path starts with `/`")
+        if self.upstream == "shared" and not self.proxy.command:
+            raise ValueError(
+                "`--upstream shared` is for a server command: a `--url` server keeps a session "
+                "of its own per client"
+            )
         if self.replica is not None and not _REPLICA.fullmatch(self.replica):
             raise ValueError(
                 f"`--replica-id {self.replica}`: use letters, digits and `-` (at most 63), "

@@ -27,7 +27,7 @@ from visiongate.engine import Gate
 from ..proxy._relay import log
 from ._app import GatewayApp
 from ._gateway import Gateway
-from ._http import head_deadlined
+from ._http import head_deadlined, missing_hooks
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
 
@@ -61,9 +61,16 @@ async def serve_gateway(
     """Serve until SIGTERM or SIGINT, drain, and return 0 (see the module docstring).
     `metrics.record` should be one of the gate's trace sinks, so calls are counted."""
     gateway = Gateway(gate, options, metrics)
+    missing = missing_hooks()
+    if missing:
+        log(
+            f"warning: uvicorn {uvicorn.__version__} lacks {', '.join(missing)}: request heads "
+            "have no deadline (bodies still do); install the uvicorn the `gateway` extra pins"
+        )
+    late = metrics.refused.labels("slow_head").inc
     config = uvicorn.Config(
         GatewayApp(gateway),
-        http=head_deadlined(options.read_timeout, metrics.refused.labels("slow_head").inc),
+        http="h11" if missing else head_deadlined(options.read_timeout, late),
         lifespan="off",
         ws="none",
         log_level="warning",
@@ -106,6 +113,8 @@ def _upstream(options: GatewayOptions) -> str:
     proxy = options.proxy
     if proxy.url is not None:
         return f"one session of {proxy.url} per client session"
+    if options.upstream == "shared":
+        return "one server process shared by every client session"
     return "one server process per client session"
 
 

@@ -1,6 +1,7 @@
 """One client's session behind the gateway: the SDK's transport, the proxy's relay, its server.
 
-A session begins with the client's `initialize`: the gateway mints its id, starts its server (a
+A session begins with the client's `initialize`: the gateway mints its id, starts its server (or,
+with `--upstream shared`, attaches to the one of every session: `_shared`; else a
 process of its own for a stdio command, started in a thread so the other sessions' traffic
 never waits on a fork; or a session of its own with a `--url` server, with the headers named
 by `--forward-header`), and runs `proxy._serve.relay_session` between the transport and the
@@ -26,6 +27,7 @@ import hashlib
 import io
 import shutil
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -49,8 +51,9 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http import StreamableHTTPServerTransport
 
     from ..vision import VisionBackend
+    from ._shared import SharedServer
 
-__all__ = ["Session", "session_directory"]
+__all__ = ["Labelled", "Session", "session_directory"]
 
 _CLIENT_FIELD_CHARS: Final = 100
 
@@ -82,6 +85,8 @@ class Session:
         self.concurrency = concurrency
         self.in_flight = 0
         """JSON-RPC requests of this session being served now (POSTs awaiting their answer)."""
+        self.last_used = time.monotonic()
+        """When a request of the session last began or ended (for eviction, least recent)."""
         self.downstream: HttpDownstream | None = None
         self._claim: int | None = None
         """The held lock on the cache directory's `.owner` (see `_leftovers`)."""
@@ -117,6 +122,15 @@ class Session:
             or self.transport.is_terminated
         )
 
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight and no GET stream open: ending it interrupts nothing."""
+        listening = self.downstream is not None and self.downstream.has_stream
+        return self.in_flight == 0 and not listening
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
     def _relay_ended(self) -> None:
         self._relay_done = True
 
@@ -131,6 +145,7 @@ class Session:
         metrics: GatewayMetrics,
         vision: Callable[[], VisionBackend | None],
         forget: Callable[[Session], None],
+        shared: SharedServer | None = None,
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -143,7 +158,7 @@ class Session:
                 self.downstream = HttpDownstream(read, write, count=metrics.count_bytes)
                 task_status.started()
                 try:
-                    reason = await self._served(gate, metrics, vision)
+                    reason = await self._served(gate, metrics, vision, shared)
                 finally:
                     with anyio.CancelScope(shield=True):
                         forget(self)  # its id answers 404 from now on
@@ -155,13 +170,17 @@ class Session:
                 await self._end(reason, metrics)
 
     async def _served(
-        self, gate: Gate, metrics: GatewayMetrics, vision: Callable[[], VisionBackend | None]
+        self,
+        gate: Gate,
+        metrics: GatewayMetrics,
+        vision: Callable[[], VisionBackend | None],
+        shared: SharedServer | None,
     ) -> str:
         """Relay until the session ends; why it ended."""
         idle = self.transport.idle_scope or anyio.CancelScope()
         reason = "failed"
         with idle, self._stop:
-            code = await self._relay(gate, metrics, vision)
+            code = await self._relay(gate, metrics, vision, shared)
             reason = "upstream_gone" if code == UPSTREAM_GONE else "deleted"
         if idle.cancelled_caught:
             return "idle"
@@ -170,7 +189,11 @@ class Session:
         return reason
 
     async def _relay(
-        self, gate: Gate, metrics: GatewayMetrics, vision: Callable[[], VisionBackend | None]
+        self,
+        gate: Gate,
+        metrics: GatewayMetrics,
+        vision: Callable[[], VisionBackend | None],
+        shared: SharedServer | None,
     ) -> int:
         assert self.downstream is not None
         try:
@@ -178,7 +201,7 @@ class Session:
         except OSError as error:  # its images meet the same error, each with its own note
             log(f"no owner lock on the image directory: {untrusted_line(str(error), 200)}")
         started: Any = None
-        if self.options.command:
+        if self.options.command and shared is None:
             with anyio.CancelScope(shield=True):  # a server started is always handed on
                 started = await anyio.to_thread.run_sync(start_server, self.options.command)
             if isinstance(started, SpawnError):
@@ -191,8 +214,9 @@ class Session:
                 started=started,
                 session=self.record,
                 vision=vision,
-                errlog=cast(TextIO, _Labelled(self.label)),
+                errlog=cast(TextIO, Labelled(self.label)),
                 relay_ended=self._relay_ended,
+                upstream_context=shared.connected(self.label) if shared is not None else None,
             )
         finally:
             if isinstance(started, Child) and (
@@ -244,7 +268,7 @@ def _remove(directory: Path) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-class _Labelled(io.TextIOBase):
+class Labelled(io.TextIOBase):
     """The server's standard error, each line prefixed with its session (the proxy's relay
     of it cleans and clips every line before it gets here)."""
 

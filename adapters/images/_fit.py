@@ -16,6 +16,11 @@ Which codec to use was measured (bench/bench_images.py, SSIM and time):
 Text stays legible down to WebP q40 / JPEG q50 at full size, and SSIM prefers that to
 shrinking, so those are the floors for text and UI. Photo texture is the other way round:
 below WebP q90 it smooths away, and a slightly smaller image at higher quality keeps more.
+
+Those floors are for detail; legibility comes first. When none of them fits at a size, the
+size is kept at a lower quality, down to where labels still read (`_fit_legible`, measured by
+OCR in bench/bench_legibility.py), and only then are pixels given up: a busy page of photos,
+noise or map texture shrunk to keep WebP q90 had lost its text (657x370, 1% of the labels).
 """
 
 from __future__ import annotations
@@ -38,6 +43,11 @@ WEBP_PHOTO_FLOOR: Final = 90
 JPEG_TEXT_FLOOR: Final = 50
 JPEG_PHOTO_FLOOR: Final = 70
 JPEG_444_FLOOR: Final = 80
+JPEG_LEGIBLE_FLOOR: Final = 25
+WEBP_LEGIBLE_FLOOR: Final = 25
+"""The legibility floors: the lowest qualities at which labels still read (bench_legibility.py:
+white 11-16 CSS px text over noise at 1568x882 reads 97% as JPEG 4:2:0 q25 and 98% at q35,
+but 87% at q25 once shrunk to 1280x720). Tried at a size before any pixels are given up."""
 FIRST_GOAL: Final = 0.92
 """Share of the budget a predicted size may use before the first full encode (mosaic ±10%)."""
 RETRY_GOAL: Final = 0.97
@@ -139,7 +149,10 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         probe = Probe(source, size)
         probes.append(probe)
         within = _fit_within_source(probe, fit_plan, kind) if len(probes) == 1 else None
-        outcome = within if within is not None else _fit_at_size(_Attempt(probe, fit_plan, kind))
+        attempt = _Attempt(probe, fit_plan, kind)
+        outcome = within if within is not None else _fit_at_size(attempt)
+        if not isinstance(outcome, _Choice) and fit_plan.lossy:
+            outcome = _fit_legible(attempt)
         if isinstance(outcome, _Choice):
             return Encoded(
                 outcome.data,
@@ -247,6 +260,30 @@ def _fit_text(attempt: _Attempt, *, jpeg: bool) -> _Choice | float:
             return chosen
     webp = _fit_lossy(attempt, WEBP, WEBP_TEXT_FLOOR, TOP_QUALITY)
     return webp if isinstance(webp, _Choice) else _fit_palette(attempt, webp)
+
+
+def _fit_legible(attempt: _Attempt) -> _Choice | float:
+    """The size kept at a lower quality, down to where text still reads, once the detail-first
+    floors do not fit: a busy page (photos, noise, a textured map) shrunk to fit WebP q90
+    went out at 657x370 and OCR read 1% of its labels; at 1568x882 as JPEG q35 it reads 98%.
+
+    JPEG 4:2:0 first: at these qualities it is smaller than WebP on noise and texture (184 KB
+    against 237 KB at q25) and its encode is cheaper; WebP where it is not accepted or JPEG
+    misses.
+    """
+    formats = attempt.plan.formats
+    shortfall = math.inf
+    if "image/jpeg" in formats:
+        jpeg = _fit_lossy(attempt, JPEG_420, JPEG_LEGIBLE_FLOOR, TOP_QUALITY - 1)
+        if isinstance(jpeg, _Choice):
+            return jpeg
+        shortfall = jpeg
+    if "image/webp" in formats:
+        webp = _fit_lossy(attempt, WEBP, WEBP_LEGIBLE_FLOOR, TOP_QUALITY)
+        if isinstance(webp, _Choice):
+            return webp
+        shortfall = min(shortfall, webp)
+    return shortfall
 
 
 def _fit_palette(attempt: _Attempt, shortfall: float) -> _Choice | float:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
+from .._part_request import PartError
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ..wire._wire import InvalidToolResult
@@ -287,27 +288,24 @@ class CallRouter:
         call.answered = call.started
         viewed = await asyncio.to_thread(self._views.read, params.get("arguments"))
         if viewed.problem is not None:
-            text = f"{VIEW_TOOL}: {viewed.problem}; pass a MEDIA: path from an earlier result"
-            answer = encode(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "result": {"content": [{"type": "text", "text": text}], "isError": True},
-                }
-            )
-            self.failed(call, "refused", viewed.problem, {}, 0, len(answer))
-            return answer
+            hint = "pass a MEDIA: path from an earlier result"
+            return self._view_refused(call, viewed.problem, hint)
         target = self._target
-        routed = await self._router.vision_analyze(
-            viewed.data,
-            viewed.question,
-            provider=target.provider,
-            model=target.model,
-            path=viewed.path,
-            image_budget=image_budget({}, 4_096, target.max_result_bytes),
-            max_edge_px=target.max_edge_px,
-            trace=False,
-        )
+        try:
+            routed = await self._router.vision_analyze(
+                viewed.data,
+                viewed.question,
+                provider=target.provider,
+                model=target.model,
+                path=viewed.path,
+                image_budget=image_budget({}, 4_096, target.max_result_bytes),
+                max_edge_px=target.max_edge_px,
+                trace=False,
+                part=viewed.part,
+            )
+        except PartError as error:
+            hint = "`region` is left, top, width, height in the original's pixels"
+            return self._view_refused(call, str(error), hint)
         fitted = await self._fitted(call, routed, None, len(viewed.data))
         record = dict(routed.record)
         if fitted.changes:
@@ -319,6 +317,18 @@ class CallRouter:
         )
         self._write(record, call, 0, len(fitted.message), extra)
         return fitted.message
+
+    def _view_refused(self, call: Call, problem: str, hint: str) -> bytes:
+        text = f"{VIEW_TOOL}: {problem}; {hint}"
+        answer = encode(
+            {
+                "jsonrpc": "2.0",
+                "id": call.request_id,
+                "result": {"content": [{"type": "text", "text": text}], "isError": True},
+            }
+        )
+        self.failed(call, "refused", problem, {}, 0, len(answer))
+        return answer
 
     def _error_answer(self, call: Call, error: Any, raw_size: int) -> bytes:
         sanitizer = self.gate_sanitizer

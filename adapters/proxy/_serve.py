@@ -15,7 +15,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -93,15 +93,18 @@ async def relay_session(
     vision: Callable[[], VisionBackend | None] | None = None,
     errlog: TextIO | None = None,
     relay_ended: Callable[[], None] | None = None,
+    upstream_context: AbstractAsyncContextManager[Any] | None = None,
 ) -> int:
-    """One client's session with one server (started now, or `started` already): the relay
-    runs until either side ends it; the server is stopped on the way out, whatever happened.
+    """One client's session with one server (started now, or `started` already, or the
+    one `upstream_context` gives: a gateway's shared server, `adapters.gateway._shared`): the
+    relay runs until either side ends it; the server is stopped on the way out, whatever
+    happened (a shared one is only detached from).
 
     `session` goes into every record (`proxy.session`), `vision` gives the auxiliary backend
     (None: the router builds its own from the config), `errlog` takes the server's standard
     error (default: this process's) and `relay_ended` is called once the relay is done,
     before the server is stopped."""
-    async with _upstream(options, started, errlog) as upstream:
+    async with upstream_context or _upstream(options, started, errlog) as upstream:
         calls = DeferredCalls(
             gate,
             options,

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..wire._schemas import Relaxed, relaxed_output_schema
 from ._view import VIEW_TOOL, view_tool_definition
+
+if TYPE_CHECKING:  # jsonschema loads with the first listing that has an output schema
+    from ..wire._schemas import Relaxed
 
 __all__ = ["ToolListing"]
 
@@ -71,7 +73,7 @@ class ToolListing:
                 flush=True,
             )
         schema = tool.get("outputSchema")
-        relaxed = relaxed_output_schema(schema) if isinstance(schema, Mapping) else None
+        relaxed = _relaxed(schema) if isinstance(schema, Mapping) else None
         self._remember(name, relaxed)
         if relaxed is None or not relaxed.changes:
             return tool
@@ -81,3 +83,9 @@ class ToolListing:
         if len(self._schemas) >= _SCHEMAS_KEPT and name not in self._schemas:
             del self._schemas[next(iter(self._schemas))]
         self._schemas[name] = relaxed
+
+
+def _relaxed(schema: Mapping[str, Any]) -> Relaxed | None:
+    from ..wire._schemas import relaxed_output_schema
+
+    return relaxed_output_schema(schema)

@@ -42,6 +42,8 @@ _SDK_STAND_IN: Final = "Server returned an error response"
 _REFUSAL_BYTES: Final = 4096
 """How much of a refusal's body is read to say what it was."""
 _SSE_FRAMING_BYTES: Final = 64 * 1024
+_HTTP_STEP_S: Final = 30.0
+_HTTP_READ_S: Final = 300.0
 
 
 class UpstreamClosed(VisiongateError, ConnectionError):
@@ -247,15 +249,18 @@ async def http_upstream(
 ) -> AsyncIterator[HttpUpstream]:
     """Connect to a Streamable HTTP server with the SDK's transport; the session is ended
     (HTTP DELETE) on the way out. A server that goes away ends the upstream's lines."""
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     upstream = HttpUpstream(url, max_message_bytes)
 
     async def transport(*, task_status: anyio.abc.TaskStatus[None]) -> None:
         started = False
         try:
-            client = create_mcp_http_client(headers=dict(headers))
+            # The SDK's own client settings (`mcp.shared._httpx_utils`, private): 30 s to
+            # connect, write and wait for a connection, 300 s to read (a stream stays open).
+            timeout = httpx2.Timeout(_HTTP_STEP_S, read=_HTTP_READ_S)
+            client = httpx2.AsyncClient(headers=dict(headers), timeout=timeout)
             client.event_hooks["response"].append(upstream.on_response)
             # An SSE event carries one message: as large as `--max-message-bytes` allows (the
             # SDK's own default, 1 MiB, fails a full-page screenshot), plus the event's framing.

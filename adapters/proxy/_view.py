@@ -14,6 +14,11 @@ regular file, and its bytes must still hash to the name the cache gave it (`<sha
 so what is returned is exactly the image the proxy wrote. The image is routed as a
 `vision_analyze` call: fitted for the model in the native lane, described by the auxiliary
 backend in the text lane (`execution.text.vision_analyze`).
+
+A call may ask for a part of the image instead of the whole (`images._part`): `region`, a
+rectangle in the original's pixels (a zoom), or `rows_from`, the rows of a tall page from an
+offset (what its tiles and description left out). The part is cut from the cached original
+at 1:1 and fitted on its own, so it is never the tiles already sent.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from .._part_request import PartError, PartRequest
 from .._routed import MEDIA_PREFIX
 from ..sanitize._line import untrusted_line
 
@@ -34,6 +40,7 @@ __all__ = ["VIEW_TOOL", "ImageViews", "Viewed", "view_tool_definition"]
 VIEW_TOOL: Final = "visiongate_view_image"
 _PATHS_KEPT: Final = 10_000
 _MAX_FILE_BYTES: Final = 256 * 1024 * 1024
+_REGION_KEYS: Final = ("left", "top", "width", "height")
 
 
 def view_tool_definition() -> dict[str, Any]:
@@ -42,9 +49,12 @@ def view_tool_definition() -> dict[str, Any]:
         "name": VIEW_TOOL,
         "title": "View an image kept out of the conversation",
         "description": (
-            "Look at an image an earlier tool result did not show you. Pass the MEDIA: path "
-            "that result gave (visiongate wrote it in this session); you get the image fitted "
-            "for you, or a description of it when you read text only. Other paths are refused."
+            "Look at an image an earlier tool result did not show you, or a part of one in "
+            "more detail. Pass the MEDIA: path that result gave (visiongate wrote it in this "
+            "session); you get the image fitted for you, or a description of it when you read "
+            "text only. Other paths are refused. To zoom, add `region` (left, top, width, "
+            "height in the original image's pixels); for a tall page, `rows_from` (the rows "
+            "from that offset, e.g. those its tiles left out)."
         ),
         "inputSchema": {
             "type": "object",
@@ -56,6 +66,18 @@ def view_tool_definition() -> dict[str, Any]:
                 "question": {
                     "type": "string",
                     "description": "Optional: what you want to know about the image",
+                },
+                "region": {
+                    "type": "object",
+                    "description": "Optional: only this rectangle, in the original's pixels",
+                    "properties": {key: {"type": "integer", "minimum": 0} for key in _REGION_KEYS},
+                    "required": list(_REGION_KEYS),
+                    "additionalProperties": False,
+                },
+                "rows_from": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Optional: for a tall page, the rows from this offset",
                 },
             },
             "required": ["path"],
@@ -73,6 +95,7 @@ class Viewed:
     data: bytes = b""
     question: str = ""
     problem: str | None = None
+    part: PartRequest | None = None
 
 
 class ImageViews:
@@ -94,6 +117,10 @@ class ImageViews:
         if not isinstance(arguments, Mapping) or not isinstance(arguments.get("path"), str):
             return Viewed("", problem="pass the MEDIA: path of an earlier result as `path`")
         question = arguments.get("question")
+        try:
+            part = PartRequest.from_arguments(arguments)
+        except PartError as error:
+            return Viewed("", problem=str(error))
         asked = arguments["path"].strip().removeprefix(MEDIA_PREFIX)
         shown = untrusted_line(asked, 200)
         if asked not in self._paths:
@@ -104,7 +131,7 @@ class ImageViews:
         data = _read_cached(asked)
         if isinstance(data, str):
             return Viewed(shown, problem=data)
-        return Viewed(asked, data, question if isinstance(question, str) else "")
+        return Viewed(asked, data, question if isinstance(question, str) else "", part=part)
 
 
 def _read_cached(path: str) -> bytes | str:

@@ -44,8 +44,10 @@ __all__ = [
     "channel_of",
     "char_class",
     "emoji_zwj_sequences",
+    "has_variation",
     "is_legitimate_single",
     "table_codes",
+    "variation_bases",
 ]
 
 BLACK_FLAG: Final = "\U0001f3f4"
@@ -150,6 +152,17 @@ def emoji_zwj_sequences() -> frozenset[str]:
         "".join(chr(int(code, 16)) for code in token.split("."))
         for token in TABLES["emoji.zwj_sequences"].split()
     )
+
+
+def variation_bases(ideographic: bool) -> frozenset[int]:
+    """Every character a selector may follow: of the standardized and emoji variation
+    sequences (VS1-VS16, the Mongolian selectors), or of the ideographic ones (VS17-VS256)."""
+    return frozenset(_ideographic() if ideographic else _variations())
+
+
+def has_variation(base: str, selector: str) -> bool:
+    """Whether `base` followed by `selector` is a variation sequence Unicode lists."""
+    return _has_variation(base, selector)
 
 
 def _has_variation(base: str, selector: str) -> bool:

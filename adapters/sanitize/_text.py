@@ -6,16 +6,16 @@ tally per surface. What counts as invisible and as legitimate is `_invisible`'s 
 
 The work is shaped by what real text holds. Text with no invisible character at all (nearly
 all of it) costs one look that proves it (`_screen`), mostly at C speed. Text whose invisible
-characters can have no legitimate use there (smuggled runs, a payload woven between letters) is
-cleaned in bulk, at C speed. Only text with a character that may be legitimate (a joiner, a
-selector, a mark, a flag) is walked run by run.
+characters can have no legitimate use there (smuggled runs, a payload woven between letters,
+in any script) is cleaned in bulk on its UTF-8 bytes, at C speed, with Python work once per
+kind of character present (`_utf8`). Only text with a character that may be legitimate (a
+joiner, a selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
@@ -30,9 +30,12 @@ from ._invisible import (
     channel_chars,
     char_class,
     table_codes,
+    variation_bases,
 )
 from ._screen import ANY_INVISIBLE, clean_until
-from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Walk
+from ._selectors import SelectorSweep, selector_sweep
+from ._utf8 import encoded, stripper
+from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 
 __all__ = [
     "BLACK_FLAG",
@@ -51,45 +54,6 @@ __all__ = [
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
-
-Counts = tuple[tuple[str, int], ...]
-"""What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
-
-
-@dataclass(frozen=True)
-class TextRules:
-    """The compiled text part of the `sanitize` settings."""
-
-    modes: dict[str, InvisibleMode]
-    allowed_flags: re.Pattern[str]
-    """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
-    active: re.Pattern[str]
-    """One character of a channel that is not `keep`."""
-    flagged_chars: frozenset[str]
-    """Characters of `flag` channels: kept by the first pass, not judged again."""
-    first: re.Pattern[str]
-    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
-    second: re.Pattern[str]
-    """Where the second pass looks: a contextual character."""
-    emoji_elements: frozenset[str]
-    """What an emoji ZWJ sequence is made of besides its joiners."""
-    flag: re.Pattern[str] | None
-    emoji: re.Pattern[str] | None
-    active_run: re.Pattern[str]
-    contextual_run: re.Pattern[str]
-    may_be_legitimate: re.Pattern[str] | None
-    """A character that may be a legitimate use (or a flag's base); None when the text can
-    never be cleaned in bulk (a channel is `flag`)."""
-    bulk_run: re.Pattern[str]
-    channel_runs: tuple[tuple[str, re.Pattern[str]], ...]
-    """Per active channel, a run of its characters: counts what bulk cleaning removed."""
-    everything_active: bool
-    strip_tags: bool
-
-    @property
-    def inert(self) -> bool:
-        """Whether every channel is `keep`: nothing to look at."""
-        return not self.channel_runs
 
 
 def tag_sequence(tag_text: str) -> str:
@@ -137,6 +101,11 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
+        selector_sweep=_selector_sweep(modes, active),
+        bulk_bytes=stripper(
+            {channel: channel_chars(channel) for channel in active_channels},
+            ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
+        ),
     )
 
 
@@ -178,6 +147,19 @@ def _may_be_legitimate(
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
 
 
+def _selector_sweep(
+    modes: dict[str, InvisibleMode], active: frozenset[int]
+) -> SelectorSweep | None:
+    if modes["variation_selectors"] != "strip" or "flag" in modes.values():
+        return None
+    selectors = channel_chars("variation_selectors")
+    # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
+    emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}
+    bases = (variation_bases(False), variation_bases(True))
+    only = stripper({"variation_selectors": selectors}, _class(selectors))
+    return selector_sweep(selectors, bases, emoji, active, only)
+
+
 def _by_likelihood(channels: Iterable[str]) -> list[str]:
     order = ("tags", "zero_width", "variation_selectors", "bidi", "fillers", "other_ignorables")
     return sorted(channels, key=order.index)
@@ -201,12 +183,35 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         if ascii_only is not None:
             return ascii_only
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
-        return _bulk(text, rules)
-    return Walk(text, rules).run()
+        return _bulk(text, first.start(), rules)
+    swept = rules.selector_sweep.sweep(text) if rules.selector_sweep is not None else None
+    if swept is None:
+        return Walk(text, rules).run()
+    cleaned, counts = Walk(swept.text, rules).run() if swept.walk else (swept.text, ())
+    merged = dict(counts)
+    for kind, count in (
+        (REMOVED_KIND["variation_selectors"], swept.removed),
+        (KEPT_KIND["variation_selectors"], swept.kept),
+    ):
+        if count:
+            merged[kind] = merged.get(kind, 0) + count
+    return cleaned, tuple(merged.items())
 
 
-def _bulk(text: str, rules: TextRules) -> tuple[str, Counts]:
-    """Every active character goes: none of them can be legitimate here."""
+def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:
+    """Every active character goes: none of them can be legitimate here. On the UTF-8 bytes
+    when the text has them (Python works once per kind of character present, not per
+    character); else with a regex."""
+    data = encoded(text)
+    if data is None:
+        return _bulk_per_match(text, rules)
+    cleaned, removed = rules.bulk_bytes.strip(text, data, start)
+    return cleaned, tuple(
+        (REMOVED_KIND[channel], removed[channel]) for channel in _by_likelihood(removed)
+    )
+
+
+def _bulk_per_match(text: str, rules: TextRules) -> tuple[str, Counts]:
     removed = "".join(rules.bulk_run.findall(text))
     if not removed:
         return text, ()

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass
+from typing import Final
 
-from visiongate.engine import INVISIBLE_CHANNELS
+from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode
 
 from ._invisible import (
     BLACK_FLAG,
@@ -26,11 +27,10 @@ from ._invisible import (
     emoji_zwj_sequences,
     is_legitimate_single,
 )
+from ._selectors import SelectorSweep
+from ._utf8 import Stripper
 
-if TYPE_CHECKING:
-    from ._text import Counts, TextRules
-
-__all__ = ["FLAGGED_KIND", "KEPT_KIND", "REMOVED_KIND", "Walk"]
+__all__ = ["FLAGGED_KIND", "KEPT_KIND", "REMOVED_KIND", "Counts", "TextRules", "Walk"]
 
 REMOVED_KIND: Final = {
     "tags": "tag_chars",
@@ -51,6 +51,51 @@ FLAGGED_KIND: Final = {channel: f"{channel}_flagged" for channel in INVISIBLE_CH
 _Step = int | tuple[int, int, str]
 """What a pass does at a candidate: look on from there, or replace `text[start:end]`."""
 _Act = Callable[[str, int, int], _Step]
+
+
+Counts = tuple[tuple[str, int], ...]
+"""What one call removed, kept or flagged, as (kind, count) pairs with count > 0."""
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """The compiled text part of the `sanitize` settings."""
+
+    modes: dict[str, InvisibleMode]
+    allowed_flags: re.Pattern[str]
+    """Matches an allowed flag (U+1F3F4, its tag characters, CANCEL TAG) at the start."""
+    active: re.Pattern[str]
+    """One character of a channel that is not `keep`."""
+    flagged_chars: frozenset[str]
+    """Characters of `flag` channels: kept by the first pass, not judged again."""
+    first: re.Pattern[str]
+    """Where the first pass looks: a `never` character, or a contextual one a run begins with."""
+    second: re.Pattern[str]
+    """Where the second pass looks: a contextual character."""
+    emoji_elements: frozenset[str]
+    """What an emoji ZWJ sequence is made of besides its joiners."""
+    flag: re.Pattern[str] | None
+    emoji: re.Pattern[str] | None
+    active_run: re.Pattern[str]
+    contextual_run: re.Pattern[str]
+    may_be_legitimate: re.Pattern[str] | None
+    """A character that may be a legitimate use (or a flag's base); None when the text can
+    never be cleaned in bulk (a channel is `flag`)."""
+    bulk_run: re.Pattern[str]
+    channel_runs: tuple[tuple[str, re.Pattern[str]], ...]
+    """Per active channel, a run of its characters: counts what bulk cleaning removed."""
+    everything_active: bool
+    strip_tags: bool
+    bulk_bytes: Stripper
+    """Removes every active character from UTF-8 bytes, counted per channel."""
+    selector_sweep: SelectorSweep | None
+    """Removes the selectors no context can make legitimate, before the walk; None unless
+    selectors are stripped and no channel is `flag`."""
+
+    @property
+    def inert(self) -> bool:
+        """Whether every channel is `keep`: nothing to look at."""
+        return not self.channel_runs
 
 
 class Walk:

@@ -7,7 +7,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
@@ -92,14 +92,20 @@ def cache_key(image: bytes, question: str | None) -> str:
     return key
 
 
+BuildBackend = Callable[[Mapping[str, Any], str, str], CachedVisionBackend]
+"""Builds the backend the agent `config` names for a main provider and model
+(`_config.pooled_backend`; its owner passes it in, as `_config` imports this module)."""
+
+
 class BackendPool:
     """The backends `auxiliary.vision` names, one per main provider and model, kept once built
-    (each holds its description cache): at most `kept`, the oldest dropped first; safe to
-    share between threads. A `Router` keeps one; the gateway shares one among its sessions,
+    by `build` (each holds its description cache): at most `kept`, the oldest dropped first;
+    safe to share between threads. A `Router` keeps one; the gateway shares one among its sessions,
     so a local OCR engine loads its models once per process, not once per session (its cache
     is keyed by the image's bytes: a session learns nothing it did not send itself)."""
 
-    def __init__(self, kept: int = BACKENDS_KEPT) -> None:
+    def __init__(self, build: BuildBackend, kept: int = BACKENDS_KEPT) -> None:
+        self._build = build
         self._kept = kept
         self._backends: dict[tuple[str, str], CachedVisionBackend] = {}
         self._lock = threading.Lock()
@@ -112,9 +118,7 @@ class BackendPool:
             found = self._backends.get(key)
         if found is not None:
             return found
-        from ._config import backend_from_config  # it builds `CachedVisionBackend`s: a cycle
-
-        backend = backend_from_config(config, main_provider=provider, main_model=model)
+        backend = self._build(config, provider, model)
         with self._lock:
             if len(self._backends) >= self._kept and key not in self._backends:
                 del self._backends[next(iter(self._backends))]

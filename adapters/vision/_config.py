@@ -105,6 +105,11 @@ class VisionSettings:
     """`auxiliary.vision.ocr`: how local OCR runs (used only when `kind` is `local-ocr`)."""
 
 
+def pooled_backend(config: Mapping[str, Any], provider: str, model: str) -> CachedVisionBackend:
+    """`backend_from_config` for `provider` and `model`, as `BackendPool` builds them."""
+    return backend_from_config(config, main_provider=provider, main_model=model)
+
+
 def backend_from_config(
     config: Mapping[str, Any],
     *,

@@ -27,8 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ..images import sniff_media_type
-
 __all__ = [
     "MEDIA_TYPE_KEYS",
     "PAYLOAD_KEYS",
@@ -39,6 +37,7 @@ __all__ = [
     "find_inline",
     "inline_image_chars",
     "replace_inline",
+    "sniffed",
 ]
 
 PAYLOAD_KEYS: Final = ("data", "blob")
@@ -163,8 +162,8 @@ def _object_image(value: Mapping[str, Any], path: Path) -> InlineImage | None:
     if data is None:
         return None
     media_type_key, declared = _declared(value)
-    sniffed = sniff_media_type(data) or ""
-    if not (declared.lower().startswith("image/") or sniffed.startswith("image/")):
+    shown = sniffed(data)
+    if not (declared.lower().startswith("image/") or shown.startswith("image/")):
         return None
     return InlineImage(path, "object", data, declared, key, media_type_key)
 
@@ -203,7 +202,16 @@ def _bare_image_head(value: str) -> bool:
 
 def _sniffs_image(head: str) -> bool:
     data = _decoded(head)
-    return data is not None and (sniff_media_type(data) or "").startswith("image/")
+    return data is not None and sniffed(data).startswith("image/")
+
+
+def sniffed(data: bytes) -> str:
+    """The media type the bytes show, or "" (`images.sniff_media_type`)."""
+    # Imported here: the image stage loads when a message holds something like an image, not
+    # when the proxy starts (issue 37).
+    from ..images import sniff_media_type
+
+    return sniff_media_type(data) or ""
 
 
 def _decoded(text: str) -> bytes | None:

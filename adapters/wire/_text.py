@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from ..images import sniff_media_type
 from ._inline import (
     InlineImage,
     as_reference,
@@ -32,6 +31,7 @@ from ._inline import (
     data_url_spans,
     find_inline,
     replace_inline,
+    sniffed,
 )
 from ._wire import BlobContents, Block, EmbeddedBlock, TextContents, ToolResult
 
@@ -91,7 +91,7 @@ def _as_text(block: Block) -> Block:
     if not is_text_media_type(resource.mime_type):
         return block
     data = _blob_bytes(resource.blob)
-    if data is None or (sniff_media_type(data) or "").startswith("image/"):
+    if data is None or sniffed(data).startswith("image/"):
         return block
     text = _text_of(data, resource.mime_type or "")
     if text is None:
@@ -160,7 +160,7 @@ def text_images(text: str) -> TextImages:
         payloads = tuple(
             InlineImage((start, end), "data_url", data, declared)
             for start, end, data, declared in spans
-            if (sniff_media_type(data) or declared).startswith("image/")
+            if (sniffed(data) or declared).startswith("image/")
         )
         return TextImages(text, payloads)
     return TextImages(text)

@@ -5,10 +5,11 @@
 limits), and says where every value came from.
 """
 
+from visiongate.kernel.shapes import API_NAMES
+
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._config import AgentConfig
 from ._registry import ProviderOverride, ProviderRegistry, ProviderRoute
-from ._registry_schema import API_NAMES
 from ._resolver import FactResolver, ResolvedFacts
 
 __all__ = [

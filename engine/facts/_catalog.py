@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
+from ._fetch import JsonTooDeep, parse_json
 from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
 from ._registry_types import build
 
@@ -137,7 +138,19 @@ class ModelCatalog:
         cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
     ) -> ModelCatalog:
         try:
-            document = json.loads(text)
+            document = parse_json(text)
+        except JsonTooDeep as error:
+            raise PolicyError(
+                [
+                    Diagnostic(
+                        "catalog-json",
+                        "error",
+                        f"the catalog is {error}",
+                        Location(file),
+                        help="a catalog is a JSON file shaped like https://models.dev/api.json",
+                    )
+                ]
+            ) from None
         except json.JSONDecodeError as error:
             raise PolicyError(
                 [
@@ -174,6 +187,10 @@ class ModelCatalog:
     def model_paths(self) -> frozenset[str]:
         """Every `provider/model` the catalog lists."""
         return frozenset(entry.path for entry in self._exact.values())
+
+    def inputs_by_path(self) -> dict[str, tuple[str, ...]]:
+        """Every `provider/model` the catalog lists, with its `modalities.input`."""
+        return {entry.path: entry.inputs for entry in self._exact.values()}
 
     def lookup(self, provider: str, model: str) -> CatalogAnswer:
         """What the catalog says about `model` as served by `provider` (see module docs)."""
@@ -464,8 +481,33 @@ def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...
 
 @functools.lru_cache(maxsize=1)
 def _bundled_catalog() -> ModelCatalog:
+    from ._tables import cached_table
+
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ModelCatalog.from_text(text, BUNDLED_FILE, origin="bundled")
+    load = functools.partial(ModelCatalog.from_text, text, BUNDLED_FILE, origin="bundled")
+    return cached_table(
+        "catalog bundled", text, load, ModelCatalog, compact=_compact, expand=_expand
+    )
+
+
+def _compact(catalog: ModelCatalog) -> tuple[str, str, str, str, tuple[tuple[Any, ...], ...]]:
+    """What the catalog is built from, as plain tuples: its entries and its labels."""
+    entries = tuple((e.provider, e.model, e.inputs) for e in catalog._exact.values())
+    return (catalog.source, catalog.label, catalog.date, catalog.origin, entries)
+
+
+def _expand(table: Any) -> ModelCatalog:
+    """The catalog `_compact` describes (its indexes rebuilt: a few ms, not the JSON's 40)."""
+    source, label, date, origin, rows = table
+    entries = [_Entry(provider, model, tuple(inputs)) for provider, model, inputs in rows]
+    texts = [source, label, date, origin, *(text for e in entries for text in _texts(e))]
+    if not all(isinstance(text, str) for text in texts):
+        raise ValueError("a catalog table holds only strings")
+    return replace(_build(entries, source, label), date=date, origin=origin)
+
+
+def _texts(entry: _Entry) -> tuple[str, ...]:
+    return (entry.provider, entry.model, *entry.inputs)
 
 
 def snapshot_text(document: Mapping[str, Any]) -> str:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from visiongate.kernel._errors import VisiongateError
@@ -40,10 +40,8 @@ from visiongate.kernel._errors import VisiongateError
 from .._diagnostics import PolicyError
 from .._files import replace_file
 from ._catalog import BUNDLED_FILE, ModelCatalog, snapshot_text, source_date
-from ._fetch import FetchError, bounded_request
-
-if TYPE_CHECKING:
-    from ._resolver import FactResolver
+from ._catalog_changes import Change, catalog_changes, shrink
+from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
 
 __all__ = [
     "DEFAULT_TTL",
@@ -102,6 +100,8 @@ class Updated:
     models: int
     new_models: tuple[str, ...]
     """`provider/model` ids the catalog in use before did not list."""
+    changes: tuple[Change, ...] = ()
+    """Every model gained, lost or whose image input changed, against the catalog before."""
 
 
 # -- choosing the catalog in use --------------------------------------------------------------
@@ -145,7 +145,7 @@ def _choose(path: Path) -> ModelCatalog:
 
 def _load_refreshed(path: Path) -> ModelCatalog:
     text = path.read_text("utf-8")
-    document = json.loads(text)
+    document = parse_json(text)
     meta = document.get("_fetched") if isinstance(document, dict) else None
     if not isinstance(meta, dict):
         raise ValueError("no `_fetched` note")
@@ -214,8 +214,10 @@ def update_catalog(
     deadline: float = DEADLINE,
     max_bytes: int = MAX_BYTES,
     now: datetime | None = None,
+    accept_shrink: bool = False,
 ) -> Updated:
-    """Fetch, check and store the catalog; raise `CatalogUpdateError` (one line) otherwise."""
+    """Fetch, check and store the catalog; raise `CatalogUpdateError` (one line) otherwise,
+    and when it would drop most of the catalog in use (unless `accept_shrink`)."""
     url = catalog_url(url)
     before = current_catalog(cache)
     try:
@@ -236,6 +238,12 @@ def update_catalog(
     except PolicyError as error:
         first = error.diagnostics[0].message if error.diagnostics else "wrong shape"
         raise CatalogUpdateError(f"{url} is not a models.dev catalog: {first}") from error
+    changes = catalog_changes(before, checked)
+    dropped = shrink(before, checked, changes)
+    if dropped.too_far and not accept_shrink:
+        raise CatalogUpdateError(
+            f"{url} is refused: {dropped.line()} (`--accept-shrink` stores it anyway)"
+        )
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     document = {key: value for key, value in document.items() if key != "_fetched"}
     document["_fetched"] = {
@@ -253,17 +261,16 @@ def update_catalog(
         stamp,
         len(checked.providers),
         checked.model_count,
-        tuple(sorted(_new_models(before, checked))),
+        tuple(change.model for change in changes if change.change == "gained"),
+        changes,
     )
-
-
-def _new_models(before: ModelCatalog, after: ModelCatalog) -> set[str]:
-    return set(after.model_paths()) - set(before.model_paths())
 
 
 def _parsed(body: bytes, url: str) -> dict[str, Any]:
     try:
-        document = json.loads(body)
+        document = parse_json(body)
+    except JsonTooDeep as error:
+        raise CatalogUpdateError(f"{url} answered {error}, which no catalog needs") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise CatalogUpdateError(f"{url} did not answer with JSON") from error
     if not isinstance(document, dict):
@@ -277,12 +284,20 @@ DEFAULT_TTL: Final = 24 * 3600.0
 FIRST_BACKOFF: Final = 300.0
 
 
+class CatalogUser(Protocol):
+    """What the refresher keeps fresh: a `FactResolver` (which imports this module)."""
+
+    catalog: ModelCatalog
+
+    def use_catalog(self, catalog: ModelCatalog) -> None: ...
+
+
 class CatalogRefresher:
     """Keeps `resolver`'s catalog fresh from a daemon thread; `start()`, then `stop()`."""
 
     def __init__(
         self,
-        resolver: FactResolver,
+        resolver: CatalogUser,
         *,
         ttl: float = DEFAULT_TTL,
         deadline: float = DEADLINE,

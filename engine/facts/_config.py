@@ -44,7 +44,14 @@ from .._settings import (
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
-from ._config_keys import byte_count, clean, coerce_bool, unknown_keys
+from ._config_keys import (
+    IGNORED,
+    MISSPELT_ROUTING_KEY,
+    byte_count,
+    clean,
+    coerce_bool,
+    unknown_keys,
+)
 from ._config_providers import ProviderDeclaration, Sourced, custom_name, read_declaration
 from ._keys import model_key, provider_key
 
@@ -53,6 +60,8 @@ __all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
 MODES: Final = FACTS["mode"]
 FAIL_CLOSED_MODE: Final = "text"
 """The mode an invalid `agent.image_input_mode` resolves to: pixels never enter the history."""
+DEFAULT_ENTRY: Final = "_default"
+"""The `model_overrides` entry that fills a gap: read only when the catalog misses the model."""
 _UNSET_AUX_PROVIDERS: Final = frozenset({"", "auto"})
 _ENV_REFERENCE: Final = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
 """`$VAR` or `${VAR}`: how `auxiliary.vision.api_key` names a variable (as the backend reads it)."""
@@ -89,6 +98,8 @@ class AgentConfig:
     """`model_overrides.<model>.supports_vision` by folded model id (any provider's)."""
     catalog_refresh: bool = False
     """`visiongate.catalog_refresh`: a long-running process (the proxy) refreshes the catalog."""
+    catalog_url: str | None = None
+    """`models_dev.url` (the production agent's key): where the catalog is fetched from."""
 
     @classmethod
     def empty(cls) -> AgentConfig:
@@ -149,11 +160,23 @@ class AgentConfig:
         return self.main_base_url if self.main_provider == name else None
 
     def model_override(self, provider: str, model: str) -> Sourced[bool | None] | None:
-        """`model_overrides` for `model`, keyed by the model id or by `provider/model`."""
+        """`model_overrides` for `model`, keyed by the model id or by `provider/model` (the
+        nested `model_overrides.<provider>.<model>` form is kept under that key)."""
+        if not self.model_overrides or model_key(model) == DEFAULT_ENTRY:
+            return None
+        found = self.model_overrides.get(model_key(f"{provider_key(provider)}/{model}"))
+        return found if found is not None else self.model_overrides.get(model_key(model))
+
+    def default_vision(self, provider: str) -> Sourced[bool | None] | None:
+        """The fill-gap default for a model the catalog does not know: the provider's
+        `model_overrides.<provider>._default`, else the top-level `model_overrides._default`."""
         if not self.model_overrides:
             return None
-        found = self.model_overrides.get(model_key(f"{provider}/{model}"))
-        return found if found is not None else self.model_overrides.get(model_key(model))
+        for key in (f"{provider_key(provider)}/{DEFAULT_ENTRY}", DEFAULT_ENTRY):
+            found = self.model_overrides.get(key)
+            if found is not None and found.value is not None:
+                return found
+        return None
 
     def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
         """`model.supports_vision`, if it applies to `model`: the config names no main model,
@@ -188,10 +211,17 @@ class _Reader:
         main_model, main_vision = self.main_model()
         main = self.data.get("model")
         main_section = main if isinstance(main, Mapping) else {}
+        mode = self.mode()
+        providers = self.providers()
+        unknown = self.unknown()
+        self.ignored()
+        misspelt = [d for d in (*self.diagnostics, *unknown) if d.code == MISSPELT_ROUTING_KEY]
+        if misspelt and mode.value != FAIL_CLOSED_MODE:
+            mode = self.misspelt_mode(misspelt[0])
         return AgentConfig(
             raw=MappingProxyType(dict(self.data)),
             label=self.label,
-            mode=self.mode(),
+            mode=mode,
             aux=self.aux(),
             main_model=main_model,
             main_vision=main_vision,
@@ -199,10 +229,11 @@ class _Reader:
             main_base_url=clean(main_section.get("base_url")) or None,
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
             embed_target_bytes=self.embed_target(),
-            providers=MappingProxyType(self.providers()),
+            providers=MappingProxyType(providers),
             model_overrides=MappingProxyType(self.model_overrides()),
             catalog_refresh=self.catalog_refresh(),
-            diagnostics=tuple(self.diagnostics + self.unknown()),
+            catalog_url=self.catalog_url(),
+            diagnostics=tuple(self.diagnostics + unknown),
         )
 
     def unknown(self) -> list[Diagnostic]:
@@ -210,10 +241,28 @@ class _Reader:
         found: list[Diagnostic] = []
 
         def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
-            found.append(self.diagnostic("warning", code, message, path, help_text, at_key=True))
+            severity: Severity = "error" if code == MISSPELT_ROUTING_KEY else "warning"
+            found.append(self.diagnostic(severity, code, message, path, help_text, at_key=True))
 
         unknown_keys(self.data, report)
         return found
+
+    def misspelt_mode(self, error: Diagnostic) -> Sourced[str]:
+        """The mode when a key that routes is misspelt: `text`, whatever the mode says."""
+        dotted = ".".join(one_line(str(part)) for part in error.document_path)
+        provenance = (
+            f"{self.label}: misspelt key `{dotted}` ({error.help}): failing closed to "
+            f"`{FAIL_CLOSED_MODE}`"
+        )
+        return Sourced(FAIL_CLOSED_MODE, provenance, (error.warning_text(),))
+
+    def ignored(self) -> None:
+        """Name, once each, the production agent's keys that visiongate does not read."""
+        for path, why in IGNORED.items():
+            parent = self.data.get(path[0])
+            if isinstance(parent, Mapping) and parent.get(path[1]) is not None:
+                dotted = ".".join(path)
+                self.warn("ignored-config-key", f"`{dotted}` is not read by visiongate", path, why)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -360,6 +409,23 @@ class _Reader:
         raw = self.section(path[:1]).get(path[1])
         return bool(raw is not None and self.boolean(raw, path).value)
 
+    def catalog_url(self) -> str | None:
+        """`models_dev.url`, when it is an http(s) URL (else a warning, and the default)."""
+        path: DocumentPath = ("models_dev", "url")
+        raw = self.section(path[:1]).get(path[1])
+        url = clean(raw) if isinstance(raw, str) else ""
+        if raw is None:
+            return None
+        if url.lower().startswith(("http://", "https://")):
+            return url
+        self.warn(
+            "invalid-url",
+            f"`{self.shown(raw, path)}` is not an http(s) URL, `models_dev.url` ignored",
+            path,
+            "write the catalog's URL, such as `https://models.dev/api.json`",
+        )
+        return None
+
     def embed_target(self) -> Sourced[int | None]:
         path: DocumentPath = ("vision", "embed_target_bytes")
         raw = self.section(path[:1]).get(path[1])
@@ -434,12 +500,40 @@ class _Reader:
         return usable
 
     def model_overrides(self) -> dict[str, Sourced[bool | None]]:
-        """`model_overrides.<model>.supports_vision` (alias `vision`), by folded model id."""
+        """`model_overrides.<model>.supports_vision` (alias `vision`) and the production agent's
+        nested `model_overrides.<provider>.<model>.supports_vision`, by folded model id
+        (`provider/model` for the nested form). `_default` entries are kept under their
+        folded key (`_default`, `provider/_default`): `default_vision` reads them."""
         overrides: dict[str, Sourced[bool | None]] = {}
-        for model in self.section(("model_overrides",)):
-            spec = self.section(("model_overrides", model))
-            word = "supports_vision" if "supports_vision" in spec else "vision"
-            if spec.get(word) is not None:
-                path = ("model_overrides", model, word)
-                overrides.setdefault(model_key(str(model)), self.boolean(spec[word], path))
+        for key in self.section(("model_overrides",)):
+            spec = self.section(("model_overrides", key))
+            if (
+                _vision_word(spec) is None
+                and spec
+                and all(isinstance(entry, Mapping) for entry in spec.values())
+            ):
+                provider = provider_key(str(key))
+                for model in spec:
+                    path = ("model_overrides", key, model)
+                    found = self.override(self.section(path), path)
+                    if found is not None:
+                        overrides.setdefault(model_key(f"{provider}/{model}"), found)
+                continue
+            found = self.override(spec, ("model_overrides", key))
+            if found is not None:
+                overrides.setdefault(model_key(str(key)), found)
         return overrides
+
+    def override(self, spec: Mapping[Any, Any], path: DocumentPath) -> Sourced[bool | None] | None:
+        word = _vision_word(spec)
+        if word is None:
+            return None
+        return self.boolean(spec[word], (*path, word))
+
+
+def _vision_word(spec: Mapping[Any, Any]) -> str | None:
+    """Which of `supports_vision` / `vision` an entry sets (the first wins), if either."""
+    for word in ("supports_vision", "vision"):
+        if spec.get(word) is not None:
+            return word
+    return None

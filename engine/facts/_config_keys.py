@@ -5,19 +5,33 @@ there), so an unknown key is only reported when it is a near miss of a key visio
 in the same section (`auxiliary.vison`, `vision.embed_taget_bytes`): such a typo would
 otherwise be ignored in silence and the safe default would apply without a word. The
 `visiongate` section is visiongate's own, so every unknown key there is reported.
+
+A near miss of a key that routes images (`agnet`, `agent.image_input_mod`,
+`auxiliary.vision.provder`, `model.supports_vison`, `model_overides`) is an error,
+`misspelt-routing-key`, and the config fails closed: ignoring it would open the native lane
+the operator meant to close. A near miss of a key that only tunes (`vision.embed_taget_bytes`,
+`auxiliary.vision.timout`) stays a warning. Keys the production agent reads and visiongate
+does not (`vision.max_calls_per_image`) are named once as ignored (`IGNORED`).
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from visiongate.kernel._suggest import did_you_mean
+from visiongate.kernel._suggest import closest, did_you_mean
 
 from .._yaml import DocumentPath
 
-__all__ = ["SECTIONS", "byte_count", "clean", "coerce_bool", "unknown_keys"]
+__all__ = [
+    "IGNORED",
+    "MISSPELT_ROUTING_KEY",
+    "SECTIONS",
+    "byte_count",
+    "clean",
+    "coerce_bool",
+    "unknown_keys",
+]
 
 ANY: Final = "*"
 """Stands for any provider id or model id in a section path."""
@@ -52,18 +66,49 @@ SECTIONS: Final[Mapping[tuple[str, ...], tuple[tuple[str, ...], bool]]] = {
         False,
     ),
     ("model",): (("default", "name", "provider", "base_url", "supports_vision"), False),
-    ("providers", ANY): (("tool_result_images", "api", "models", "base_url"), False),
+    ("providers", ANY): (
+        ("tool_result_images", "api", "models", "base_url", "catalog_provider"),
+        False,
+    ),
     ("providers", ANY, "models", ANY): (("supports_vision", "vision"), False),
     ("custom_providers", ANY): (
-        ("name", "base_url", "models", "model", "tool_result_images", "api"),
+        ("name", "base_url", "models", "model", "tool_result_images", "api", "catalog_provider"),
         False,
     ),
     ("custom_providers", ANY, "models", ANY): (("supports_vision", "vision"), False),
     ("model_overrides", ANY): (("supports_vision", "vision"), False),
-    ("vision",): (("embed_target_bytes",), False),
+    ("model_overrides", ANY, ANY): (("supports_vision", "vision"), False),
+    ("vision",): (("embed_target_bytes", "max_calls_per_image"), False),
+    ("models_dev",): (("url",), False),
     ("visiongate",): (("routes_file", "catalog_refresh"), True),
 }
 """Section path -> (keys visiongate reads there, whether the section is visiongate's own)."""
+
+TUNING: Final[frozenset[tuple[str, ...]]] = frozenset(
+    {
+        ("vision",),
+        ("vision", "embed_target_bytes"),
+        ("vision", "max_calls_per_image"),
+        ("models_dev",),
+        ("models_dev", "url"),
+        ("visiongate",),
+        *(
+            ("auxiliary", "vision", key)
+            for key in ("api_key_env", "api_key", "timeout", "max_retries", "extra_body")
+        ),
+    }
+)
+"""Key paths that tune but do not route: a near miss of one of these is only a warning. Every
+other key visiongate reads decides a lane (outside its own section, a warning as well)."""
+
+IGNORED: Final[Mapping[tuple[str, ...], str]] = {
+    ("vision", "max_calls_per_image"): (
+        "visiongate fits at most 4 images per result; it does not count calls per image"
+    ),
+}
+"""Keys the production agent reads that visiongate does not, with why: named once as ignored."""
+
+MISSPELT_ROUTING_KEY: Final = "misspelt-routing-key"
 
 NEAR_MISS: Final = 0.75
 """How close (difflib ratio) an unknown key must be to a known one to be called a typo."""
@@ -86,24 +131,54 @@ def unknown_keys(data: Mapping[Any, Any], warn: Warn, only: tuple[str, ...] | No
             continue
         if only is None and path[:1] in (("providers",), ("custom_providers",)) and len(path) > 1:
             continue  # reported with the provider's declaration, where its warnings live
+        if _override_group(path, section):
+            continue  # `model_overrides.<provider>`: its keys are model ids, not settings
         known, own = _known(path)
         for key in section:
             if str(key) in known:
                 continue
+            close = closest(str(key), known, NEAR_MISS)
             # In visiongate's own section every key is reported, with a looser suggestion.
-            if own or difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS):
-                _report(warn, path, str(key), known)
+            if own or close is not None:
+                _report(warn, path, str(key), known, None if own else close)
 
 
-def _report(warn: Warn, path: DocumentPath, key: str, known: tuple[str, ...]) -> None:
-    where = ".".join(str(part) for part in path) or "the top level"
+def _override_group(path: DocumentPath, section: Mapping[Any, Any]) -> bool:
+    """Whether `section` is a `model_overrides.<provider>` group of per-model entries (the
+    production agent's nested form) rather than one model's entry."""
+    return (
+        len(path) == 2
+        and path[0] == "model_overrides"
+        and not {"supports_vision", "vision"} & {str(key) for key in section}
+        and all(isinstance(value, Mapping) for value in section.values())
+    )
+
+
+def _report(
+    warn: Warn, path: DocumentPath, key: str, known: tuple[str, ...], meant: str | None
+) -> None:
+    dotted = ".".join(str(part) for part in path)
+    where = f"under `{dotted}`" if dotted else "at the top level"
+    routes = meant is not None and _routes((*(str(part) for part in path), meant))
+    if routes:
+        message = (
+            f"unknown key `{key}` {where} looks like `{meant}`, which routes images: "
+            "failing closed to `text`"
+        )
+    else:
+        message = f"unknown key `{key}` {where} is ignored"
     warn(
-        "unknown-config-key",
-        f"unknown key `{key}` under `{where}` is ignored",
+        "misspelt-routing-key" if routes else "unknown-config-key",
+        message,
         (*path, key),
         # A near miss at `NEAR_MISS` is also the closest match at `did_you_mean`'s looser cutoff.
         did_you_mean(key, known),
     )
+
+
+def _routes(path: tuple[str, ...]) -> bool:
+    """Whether the key at `path` (provider ids and list indexes as given) decides a lane."""
+    return path not in TUNING
 
 
 def _known(path: DocumentPath) -> tuple[tuple[str, ...], bool]:

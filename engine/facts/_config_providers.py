@@ -5,6 +5,9 @@
 | `providers.<id>.tool_result_images` (and `.api`) | declares a provider's tool-result path  |
 | `providers.<id>.models.<model>.supports_vision`  | vision of one model (alias `vision`)    |
 | `providers.<id>.base_url`                        | which endpoint (Ollama's `/v1`)         |
+| `providers.<id>.catalog_provider`                | the catalogued vendor a reseller serves |
+
+The same keys are read in a `custom_providers` entry (the production agent's legacy list).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from visiongate.kernel._suggest import did_you_mean
 from .._diagnostics import Severity
 from .._yaml import DocumentPath
 from .._yaml import shown as one_line
-from ._config_keys import clean, unknown_keys
+from ._config_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
 from ._keys import provider_key
 from ._registry import API_NAMES, ProviderOverride
 
@@ -54,6 +57,13 @@ class ProviderDeclaration:
     warnings: tuple[str, ...] = ()
     base_url: str | None = None
     """`providers.<id>.base_url`: which endpoint of the provider is used (Ollama's `/v1`)."""
+    api: str | None = None
+    """`api`, when it names an API shape: the override's, or a reseller's (`catalog_provider`)."""
+    catalog_provider: str | None = None
+    """`catalog_provider`: the catalogued vendor this provider resells (its catalog section;
+    its route, unverified, when the registry does not list the reseller)."""
+    origin: str = ""
+    """Where in the config the declaration is (`providers.my-reseller`, `custom_providers.0`)."""
 
     def model_vision(self, model: str) -> Sourced[bool | None] | None:
         """The declaration for a model: the exact key first, then case-insensitively."""
@@ -89,13 +99,24 @@ def read_declaration(
     override, warnings = _override(reader, base, spec)
 
     def report(code: str, message: str, path: DocumentPath, help_text: str) -> None:
-        warnings.append(reader.warn(code, message, path, help_text, at_key=True))
+        severity: Severity = "error" if code == MISSPELT_ROUTING_KEY else "warning"
+        warnings.append(reader.warn(code, message, path, help_text, severity, at_key=True))
 
     unknown_keys(reader.data, report, only=tuple(str(part) for part in base))
     folded = {model.lower(): value for model, value in reversed(models.items())}
     base_url = clean(spec.get("base_url")) or None
+    reseller = provider_key(clean(spec.get("catalog_provider"))) or None
+    where = ".".join(str(part) for part in base)
+    api = clean(spec.get("api")).lower()
     return ProviderDeclaration(
-        override, MappingProxyType(models), MappingProxyType(folded), tuple(warnings), base_url
+        override,
+        MappingProxyType(models),
+        MappingProxyType(folded),
+        tuple(warnings),
+        base_url,
+        api if api in API_NAMES else None,
+        reseller,
+        where,
     )
 
 
@@ -145,7 +166,7 @@ def _override(
             )
         )
         api = None
-    if api is not None and images is None:
+    if api is not None and images is None and not clean(spec.get("catalog_provider")):
         warnings.append(
             reader.warn(
                 "api-without-declaration",

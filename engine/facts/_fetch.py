@@ -5,21 +5,61 @@ server that never answers, answers one byte at a time or sends far more than ask
 cost no more than `deadline` seconds and `max_bytes` bytes. httpx's timeouts bound each
 read, not the whole exchange, so the exchange runs in a daemon thread that the caller stops
 waiting for at the deadline.
+
+What such a server sends is also parsed under a bound: `parse_json` refuses a document
+nested deeper than `MAX_JSON_DEPTH` (a models.dev catalog nests 6 deep, a runtime's answer
+fewer), so an answer nested 100,000 deep is one line, not a `RecursionError` traceback in
+every decision.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from visiongate.kernel._errors import VisiongateError
 
-__all__ = ["Answer", "FetchError", "bounded_request"]
+__all__ = ["MAX_JSON_DEPTH", "Answer", "FetchError", "JsonTooDeep", "bounded_request", "parse_json"]
+
+MAX_JSON_DEPTH: Final = 64
+"""How deep a JSON document from outside may nest (the YAML loader's bound too)."""
 
 
 class FetchError(VisiongateError):
     """No usable answer; the message is one line naming the URL and why."""
+
+
+class JsonTooDeep(ValueError):
+    """A JSON document nested deeper than its bound (the message says how deep may nest)."""
+
+
+def parse_json(data: str | bytes | bytearray, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads`, refusing a document nested deeper than `max_depth` with `JsonTooDeep`;
+    `json.JSONDecodeError` and `UnicodeDecodeError` as `json.loads` raises them."""
+    try:
+        document = json.loads(data)
+    except RecursionError:  # the C decoder stops at the interpreter's recursion limit
+        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels") from None
+    if _deeper_than(document, max_depth):
+        raise JsonTooDeep(f"JSON nested deeper than {max_depth} levels")
+    return document
+
+
+def _deeper_than(document: Any, max_depth: int) -> bool:
+    """Whether `document` nests more than `max_depth` arrays and objects, walked with an
+    explicit stack (the walk itself must not recurse)."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if not isinstance(value, dict | list):
+            continue
+        if depth > max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 @dataclass(frozen=True)

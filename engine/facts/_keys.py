@@ -10,6 +10,8 @@ declarations). Every table keyed by a (provider, model) pair uses `route_key`.
 
 from __future__ import annotations
 
+from visiongate.kernel._suggest import similarity as _similarity
+
 __all__ = [
     "model_id",
     "model_key",
@@ -21,7 +23,6 @@ __all__ = [
 ]
 
 
-import difflib
 import functools
 import re
 from typing import Final
@@ -76,4 +77,4 @@ def typo_keys(model: str) -> set[str]:
 
 
 def similarity(found: str, model: str) -> float:
-    return difflib.SequenceMatcher(None, found.lower(), model.lower()).ratio()
+    return _similarity(found.lower(), model.lower())

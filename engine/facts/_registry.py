@@ -25,13 +25,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, NamedTuple, TypeVar
 
-from visiongate.kernel.shapes import shape_named
+from visiongate.kernel.shapes import API_NAMES, shape_named
 
 from .._diagnostics import Diagnostic, PolicyError, has_errors
 from .._yaml import read_source_file
 from ._keys import model_id, provider_key
-from ._registry_schema import API_NAMES, EVIDENCE, MEDIA_TYPES
 from ._registry_types import (
+    EVIDENCE,
+    MEDIA_TYPES,
     Entry,
     Evidence,
     Limits,
@@ -255,6 +256,8 @@ class ProviderRegistry:
             notes += (f"`{alias.alias}` points at `{alias.model}` ({alias.evidence.kind})",)
             lookups.append((catalog, alias.model, f"alias of `{alias.model}`"))
         matched = alias.model if alias is not None else stripped
+        if entry is not None and entry.profile_prefixes:
+            lookups += _profile_lookups(catalog, matched, entry.profile_prefixes)
         lookups += self._vendor_lookups(name, entry, matched)
         return build(
             ModelRef,
@@ -559,7 +562,22 @@ def _strip_variants(model: str, variants: tuple[str, ...]) -> tuple[str, tuple[s
     return model, ()
 
 
+def _profile_lookups(
+    catalog: str, model: str, prefixes: tuple[str, ...]
+) -> list[tuple[str, str, str]]:
+    """The base model of a cross-region inference profile id (`us.amazon.nova-pro-v1:0` is
+    `amazon.nova-pro-v1:0`), looked up after the profile id itself."""
+    prefix = next((p for p in prefixes if model.lower().startswith(p)), None)
+    if prefix is None or len(model) == len(prefix):
+        return []
+    base = model[len(prefix) :]
+    return [(catalog, base, f"inference profile `{model[: len(prefix)]}` of `{base}`")]
+
+
 @functools.lru_cache(maxsize=1)
 def _bundled_registry() -> ProviderRegistry:
+    from ._tables import cached_table
+
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    return ProviderRegistry.from_text(text, BUNDLED_FILE)
+    load = functools.partial(ProviderRegistry.from_text, text, BUNDLED_FILE)
+    return cached_table("registry", text, load, ProviderRegistry)

@@ -257,6 +257,7 @@ def _build_entry(name: str, spec: Mapping[str, Any], loaded: LoadedYaml) -> Entr
         limits=MappingProxyType({key: spec[key] for key in _LIMIT_KEYS if key in spec}),
         aliases=tuple(spec.get("aliases", [])),
         strip_variants=tuple(variant.lower() for variant in spec.get("strip_variants", [])),
+        profile_prefixes=tuple(prefix.lower() for prefix in spec.get("profile_prefixes", [])),
         model_aliases=aliases,
         base_url_routes=tuple(
             (route["suffix"], route["provider"]) for route in spec.get("base_url_routes", [])

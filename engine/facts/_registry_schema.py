@@ -11,13 +11,11 @@ from .._diagnostics import Diagnostic
 from .._validate import as_list, recode, strip_text
 from .._vocabulary import FACTS
 from .._yaml import LoadedYaml
+from ._registry_types import EVIDENCE, MEDIA_TYPES
 from ._runtimes import RUNTIMES
 
 __all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 
-EVIDENCE: Final = ("documented", "field", "assumed")
-"""What a registry verdict rests on, strongest first: a provider document, a production
-agent's allow-list or user reports, or nothing but the API's general shape."""
 
 EVIDENCE_MEANS: Final = {
     "documented": "a provider document says so",
@@ -32,8 +30,6 @@ EVIDENCE_MEANS: Final = {
 CITED_EVIDENCE: Final = ("documented", "field")
 """Evidence that must name its source in `cites`."""
 
-MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
-"""The image formats an adapter can produce."""
 
 PROVIDER_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
 
@@ -114,6 +110,11 @@ PROVIDER_SCHEMA: dict[str, Any] = {
         "type": "list",
         "coerce": as_list,
         "schema": {"type": "string", "regex": r"^[a-z0-9][a-z0-9_-]*$"},
+    },
+    "profile_prefixes": {
+        "type": "list",
+        "coerce": as_list,
+        "schema": {"type": "string", "regex": r"^[a-z0-9][a-z0-9_-]*\.$"},
     },
     "model_aliases": {"type": "list", "schema": {"type": "dict", "schema": MODEL_ALIAS_SCHEMA}},
     "base_url_routes": {

@@ -7,9 +7,18 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from visiongate.kernel.shapes import Limits
+
+# Here rather than beside the schema, so that a registry read back from its fact table
+# (`_tables`) imports no validator.
+EVIDENCE: Final = ("documented", "field", "assumed")
+"""What a registry verdict rests on, strongest first: a provider document, a production
+agent's allow-list or user reports, or nothing but the API's general shape."""
+
+MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image formats an adapter can produce."""
 
 T = TypeVar("T")
 
@@ -119,6 +128,9 @@ class Entry:
     """Limits this provider sets itself, over those of its api."""
     aliases: tuple[str, ...] = ()
     strip_variants: tuple[str, ...] = ()
+    profile_prefixes: tuple[str, ...] = ()
+    """Region prefixes of inference profile ids (Bedrock's `us.`): a profile id the catalog
+    does not list is looked up as its base model."""
     model_aliases: tuple[ModelAlias, ...] = ()
     base_url_routes: tuple[tuple[str, str], ...] = ()
     """(suffix, provider id): a base URL ending with `suffix` is that provider's endpoint."""

@@ -19,7 +19,6 @@ input that changes at run time, the routes overlay, is keyed into the memo by it
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final, NamedTuple
+
+from visiongate.kernel._suggest import closest
 
 from .._vocabulary import FACT_NAMES, Cell
 from ._catalog import CatalogAnswer, ModelCatalog
@@ -36,7 +37,7 @@ from ._keys import model_id, provider_key
 from ._registry import ModelRef, ProviderRegistry, ProviderRoute
 from ._registry_types import build
 from ._routes import LearnedRoute, RouteOverlay
-from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url
+from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url, is_private_url
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8
@@ -191,6 +192,9 @@ class FactResolver:
         here = self._provider(provider)
         declaration = here.declaration
         ref = self.registry.locate(provider, model, here.base_url)
+        reseller = declaration.catalog_provider if declaration is not None else None
+        if reseller is not None:
+            ref = _in_section(ref, reseller)
         vision = resolve_vision(self._inputs(), provider, ref, declaration, model, here.declares)
         catalog = vision.value
         declared = vision.declared
@@ -200,8 +204,10 @@ class FactResolver:
             vision=catalog,
             declared_vision=declared.provenance
             if declared is not None and declared.value
-            else None,
+            else (vision.probed if catalog == "vision" else None),
         )
+        if reseller is not None and declaration is not None and not route.known:
+            route = self._resold(route, ref, declaration, reseller, catalog)
         route = self._learned(route, ref)
         cell, facts = _cell_facts(config.mode.value, catalog, config.aux.value, route.path)
         provenance = {
@@ -239,12 +245,50 @@ class FactResolver:
         if provider in self.catalog.providers:
             return ()
         known = sorted({*self.registry.names, *self.catalog.providers})
-        close = difflib.get_close_matches(provider, known, n=1, cutoff=NEAR_NAME)
-        if not close:
+        close = closest(provider, known, NEAR_NAME)
+        if close is None:
             return ()
         return (
             f"provider `{provider}` is in neither {self.registry.label} nor the catalog, so "
-            f"its route refuses: did you mean `{close[0]}`?",
+            f"its route refuses: did you mean `{close}`?",
+        )
+
+    def _resold(
+        self,
+        route: ProviderRoute,
+        ref: ModelRef,
+        declaration: ProviderDeclaration,
+        vendor: str,
+        vision: str,
+    ) -> ProviderRoute:
+        """The route of a provider the registry does not list that the config declares a
+        reseller of a catalogued vendor (`catalog_provider`): the vendor's verdict for the
+        model, over the declared API (`api`, else the vendor's), never more than unverified."""
+        sold = self.registry.route_ref(self.registry.locate(vendor, ref.model), vision=vision)
+        if not self.registry.entries.get(sold.provider):
+            return route  # a vendor the registry does not list either: the refusal stands
+        api = sold.api
+        if declaration.api is not None and declaration.api in self.registry.apis:
+            api = declaration.api
+        limits = self.registry.apis[api]
+        reason = (
+            f"{declaration.origin}.catalog_provider: `{vendor}`, resold; {vendor}'s route "
+            f"over api {api}, unverified for the reseller: {sold.reason}"
+        )
+        return replace(
+            sold,
+            provider=route.provider,
+            api=api,
+            reason=reason,
+            formats=limits.formats,
+            max_image_base64=limits.max_image_base64,
+            max_edge_px=limits.max_edge_px,
+            max_images_per_request=limits.max_images_per_request,
+            source=self.config.label,
+            evidence="assumed",
+            cites="",
+            where="",
+            known=True,
         )
 
     def _learned(self, route: ProviderRoute, ref: ModelRef) -> ProviderRoute:
@@ -262,6 +306,15 @@ class FactResolver:
             where="",
             known=True,
         )
+
+
+def _in_section(ref: ModelRef, section: str) -> ModelRef:
+    """`ref` looked up in catalog section `section` (a reseller's `catalog_provider`)."""
+    lookups = tuple(
+        (section if where == ref.catalog else where, model, how)
+        for where, model, how in ref.lookups
+    )
+    return replace(ref, catalog=section, lookups=lookups)
 
 
 _CELLS: dict[Cell, tuple[Cell, Mapping[str, str]]] = {}
@@ -308,6 +361,9 @@ class VisionFact(NamedTuple):
     """The config's declaration, when one answered."""
     expires: float | None = None
     """When a runtime's answer stops being fresh (epoch seconds); None when none was asked."""
+    probed: str | None = None
+    """A local server's own `vision` answer for a provider the registry does not list: it
+    opens that provider's route as a declaration would."""
 
 
 @dataclass(frozen=True)
@@ -335,14 +391,53 @@ def resolve_vision(
     runtime = _ask_runtime(inputs, provider, ref)
     expires = inputs.runtimes.expires(runtime) if runtime is not None else None
     if runtime is not None and runtime.verdict != "unknown":
-        return VisionFact(runtime.verdict, runtime.provenance, warnings=warnings, expires=expires)
+        probed = runtime.provenance if runtime.runtime == "local" else None
+        return VisionFact(
+            runtime.verdict, runtime.provenance, None, warnings, None, expires, probed
+        )
     answer, note = inputs.catalog.first_known(ref.lookups)
     line = _catalog_line(inputs.catalog, answer, ref, "" if note == "exact id" else note)
     if runtime is not None:
         line = f"{runtime.provenance}; {line}"
     if answer.verdict == "unknown":
+        default = config.default_vision(provider) if declares else None
+        if default is not None and default.value is not None:
+            line = f"{default.provenance} (fills a catalog miss); {line}"
+            return VisionFact(
+                _vision(default.value), line, answer, warnings, default, expires=expires
+            )
         warnings += _suggestion(inputs.catalog, ref)
+    warnings += _contradictions(inputs, ref, answer, note)
     return VisionFact(answer.verdict, line, answer, warnings, expires=expires)
+
+
+def _contradictions(
+    inputs: Inputs, ref: ModelRef, answer: CatalogAnswer, note: str
+) -> tuple[str, ...]:
+    """The operator's own contradictions the catalog shows: `native` on a model it lists as
+    text-only (the provider will refuse the pixels), and a model the provider's own section
+    does not list while other providers' do (`--provider anthropic --model gpt-5`)."""
+    catalog = inputs.catalog
+    found: tuple[str, ...] = ()
+    if answer.verdict == "no_vision" and inputs.config.mode.value == "native":
+        found += (
+            f"`agent.image_input_mode` is `native`, but {catalog.label} lists "
+            f"`{answer.matched}` as text-only (input=[{', '.join(answer.inputs)}]): its "
+            "provider refuses images sent to it",
+        )
+    elsewhere = (
+        answer.verdict != "unknown"
+        and note == "exact id"
+        and ref.catalog in catalog.providers
+        and answer.how.startswith(f"not in `{ref.catalog}`")
+    )
+    if elsewhere:
+        found += (
+            f"model `{ref.model}` is not in the `{ref.catalog}` section of {catalog.label}, "
+            f"only under other providers (`{answer.matched}`): is `{ref.provider}` the "
+            "provider meant?",
+        )
+    return found
 
 
 def _declared(
@@ -363,7 +458,13 @@ def _declared(
 
 def _ask_runtime(inputs: Inputs, provider: str, ref: ModelRef) -> RuntimeAnswer | None:
     entry = inputs.registry.entries.get(ref.provider)
-    if entry is None or entry.runtime is None:
+    if entry is None:
+        # A custom endpoint the registry does not list: asked when it is local or private.
+        base_url = inputs.config.base_url_for(provider)
+        if base_url is None or not is_private_url(base_url):
+            return None
+        return inputs.runtimes.ask("local", base_url, ref.model)
+    if entry.runtime is None:
         return None
     base_url = inputs.config.base_url_for(provider) or default_base_url(entry.runtime)
     return inputs.runtimes.ask(entry.runtime, base_url, ref.model)

@@ -6,6 +6,14 @@
 |            |                               |                              | `127.0.0.1:11434`    |
 | `llamacpp` | `GET /props`                  | `modalities.vision` is true  | `127.0.0.1:8080`     |
 
+A provider the registry does not list (`provider: custom`, `custom:<name>`, a
+`custom_providers` entry) whose base URL is on loopback or a private network (an IP literal,
+or `localhost`; names are never resolved) is asked as `local`: llama.cpp's `GET /props`
+first (as the production agent does), then Ollama's `POST /api/show`, then an OpenAI-compatible
+`GET /v1/models`, whose entry for the model answers when it states input modalities
+(`input_modalities`, `modalities`, `architecture.input_modalities`, or LM Studio's `type:
+vlm`). The three share one `DEADLINE`; a server that cannot be reached is not asked again.
+
 The base URL is the agent config's for the provider (`providers.<id>.base_url`,
 `model.base_url`), without an OpenAI-compatible `/v1`. A question is bounded (`DEADLINE`
 for the whole exchange, `MAX_BYTES` of answer) and its answer cached per (runtime, base URL,
@@ -21,6 +29,8 @@ host or IP keeps the default port. A bind address (`0.0.0.0`, `::`) is asked on 
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import json
 import os
 import threading
@@ -33,7 +43,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from .._files import replace_file
-from ._fetch import FetchError, bounded_request
+from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
 
 __all__ = [
     "DEADLINE",
@@ -41,11 +51,14 @@ __all__ = [
     "RuntimeAnswer",
     "RuntimeProbe",
     "default_base_url",
+    "is_private_url",
     "ollama_host",
     "runtime_root",
 ]
 
 RUNTIMES: Final = ("ollama", "llamacpp")
+"""The runtimes a registry entry may name; `local` (an unlisted provider on a private base
+URL) is asked by the resolver alone."""
 DEADLINE: Final = 0.75
 """Seconds one question may take, connecting included: the most a decision waits."""
 MAX_BYTES: Final = 2 * 1024 * 1024
@@ -69,10 +82,13 @@ class RuntimeAnswer:
     date: str
     checked: float
     """When it was asked (seconds since the epoch)."""
+    asked: str = ""
+    """The endpoint that answered (`/props`, `/api/show`, `/v1/models`); blank: the
+    runtime's own."""
 
     @property
     def provenance(self) -> str:
-        asked = "/api/show" if self.runtime == "ollama" else "/props"
+        asked = self.asked or ("/api/show" if self.runtime == "ollama" else "/props")
         if self.verdict == "unknown":
             return f"{self.runtime} at {self.base_url} gave no answer ({self.detail}): unknown"
         return (
@@ -133,6 +149,19 @@ def runtime_root(base_url: str) -> str:
     return f"{parts.scheme}://{name}{':' + port if port else ''}{path}"
 
 
+def is_private_url(base_url: str) -> bool:
+    """Whether a base URL names this machine or a private network: a loopback, private or
+    link-local IP literal, or `localhost` (a name is never looked up: no DNS on a decision)."""
+    host = urlsplit(base_url if "://" in base_url else f"http://{base_url}").hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 class RuntimeProbe:
     """Asks local runtimes, with a cache in the process and on disk (None: process only)."""
 
@@ -180,14 +209,17 @@ class RuntimeProbe:
     def _probe(self, runtime: str, root: str, model: str) -> RuntimeAnswer:
         now = self.clock()
         date = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+        asked = ""
         try:
             if runtime == "ollama":
                 verdict, detail = _ollama(root, model, self.deadline)
+            elif runtime == "local":
+                verdict, detail, asked = _local(root, model, self.deadline)
             else:
                 verdict, detail = _llamacpp(root, self.deadline)
         except FetchError as error:
             verdict, detail = "unknown", str(error).removeprefix(f"{root}").strip()
-        return RuntimeAnswer(runtime, root, model, verdict, detail, date, now)
+        return RuntimeAnswer(runtime, root, model, verdict, detail, date, now, asked)
 
     # -- the disk cache -----------------------------------------------------------------------
 
@@ -215,7 +247,7 @@ def _read(path: Path | None) -> dict[tuple[str, str, str], RuntimeAnswer]:
     if path is None:
         return {}
     try:
-        document = json.loads(path.read_text("utf-8"))
+        document = parse_json(path.read_text("utf-8"))
         items = document["answers"] if document.get("schema_version") == SCHEMA_VERSION else []
         answers = [RuntimeAnswer(**item) for item in items]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
@@ -226,7 +258,9 @@ def _read(path: Path | None) -> dict[tuple[str, str, str], RuntimeAnswer]:
 def _json(url: str, method: str, deadline: float, body: Any = None) -> tuple[int, Any]:
     answer = bounded_request(method, url, deadline=deadline, max_bytes=MAX_BYTES, json_body=body)
     try:
-        return answer.status, json.loads(answer.body)
+        return answer.status, parse_json(answer.body)
+    except JsonTooDeep as error:
+        raise FetchError(f"{url} answered {error}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         return answer.status, None
 
@@ -258,3 +292,59 @@ def _llamacpp(root: str, deadline: float) -> tuple[str, str]:
     model = document.get("model_path") or document.get("model_alias") or "the loaded model"
     verdict = "vision" if vision else "no_vision"
     return verdict, f"modalities.vision: {str(vision).lower()}, serving {Path(str(model)).name}"
+
+
+def _local(root: str, model: str, deadline: float) -> tuple[str, str, str]:
+    """An unknown local server asked in turn as llama.cpp, Ollama and an OpenAI-compatible
+    server, within one deadline: (verdict, detail, the endpoint that answered)."""
+    started = time.monotonic()
+    tried: list[str] = []
+    questions: tuple[tuple[str, Callable[[float], tuple[str, str]]], ...] = (
+        ("/props", functools.partial(_llamacpp, root)),
+        ("/api/show", functools.partial(_ollama, root, model)),
+        ("/v1/models", functools.partial(_openai_models, root, model)),
+    )
+    for asked, question in questions:
+        left = deadline - (time.monotonic() - started)
+        if left <= 0.05:
+            break
+        verdict, detail = question(left)  # a server that cannot be reached raises: no more
+        if verdict != "unknown":
+            return verdict, detail, asked
+        tried.append(f"{asked}: {detail}")
+    return "unknown", "; ".join(tried) or f"no time left within {deadline:g} s", ""
+
+
+def _openai_models(root: str, model: str, deadline: float) -> tuple[str, str]:
+    status, document = _json(f"{root}/v1/models", "GET", deadline)
+    listed = document.get("data") if isinstance(document, dict) else None
+    if status != 200 or not isinstance(listed, list):
+        return "unknown", f"/v1/models answered HTTP {status} without a model list"
+    entry = next(
+        (item for item in listed if isinstance(item, dict) and item.get("id") == model), None
+    )
+    if entry is None:
+        return "unknown", f"/v1/models does not list `{model}`"
+    inputs = _stated_inputs(entry)
+    if inputs is None:
+        return "unknown", f"/v1/models states no input modalities for `{model}`"
+    verdict = "vision" if "image" in inputs or "vision" in inputs else "no_vision"
+    return verdict, f"input modalities: {', '.join(inputs) or 'none'}"
+
+
+def _stated_inputs(entry: dict[str, Any]) -> list[str] | None:
+    """The input modalities a model list entry states, in the shapes servers use."""
+    architecture = entry.get("architecture")
+    for found in (
+        entry.get("input_modalities"),
+        entry.get("modalities", {}).get("input")
+        if isinstance(entry.get("modalities"), dict)
+        else entry.get("modalities"),
+        architecture.get("input_modalities") if isinstance(architecture, dict) else None,
+    ):
+        if isinstance(found, list) and all(isinstance(item, str) for item in found):
+            return [item.lower() for item in found]
+    kind = entry.get("type")  # LM Studio's /api/v0 and /v1 entries: `llm`, `vlm`, `embeddings`
+    if kind in ("vlm", "llm"):
+        return ["text", "image"] if kind == "vlm" else ["text"]
+    return None

@@ -12,7 +12,7 @@ from ..facts._catalog import ModelCatalog
 from ..facts._catalog_store import refreshed_path
 from ..facts._keys import model_id, provider_key
 
-__all__ = ["render_show", "show_document"]
+__all__ = ["missing_line", "render_show", "show_document"]
 
 
 def _origin(catalog: ModelCatalog, cache: Path | None) -> dict[str, Any]:
@@ -52,6 +52,20 @@ def show_document(
     return document
 
 
+def missing_line(catalog: ModelCatalog, document: dict[str, Any]) -> str:
+    """One line for a look-up that found nothing: the section or the model, with the near
+    name the catalog has (`did you mean `claude-sonnet-4-5`?`) or what it looked at."""
+    from visiongate.kernel._display import visible
+
+    provider = document["provider"]
+    if "model" not in document:
+        return visible(f"no section `{provider}` in {catalog.label}; {document['hint']}")
+    found = document["model"]
+    near = catalog.near(provider, found["id"])
+    hint = f"did you mean `{near}`?" if near is not None else found["how"]
+    return visible(f"`{provider}/{found['id']}` is not in {catalog.label}: {hint}")
+
+
 def _section_hint(provider: str, sections: list[str]) -> str:
     """A near name when there is one; never a wall of every section (models.dev has 150)."""
     hint = did_you_mean(provider, sections)
@@ -79,10 +93,10 @@ def render_show(document: dict[str, Any]) -> str:
             f"{document['provider']} / {found['id']}: {found['verdict']}{where}{inputs} "
             f"({found['how']})"
         )
-        return "\n".join(lines)
+        return _shown(lines)
     if not document["known"]:
         lines.append(f"no section `{document['provider']}` in the catalog; {document['hint']}")
-        return "\n".join(lines)
+        return _shown(lines)
     vision = sum(1 for item in document["models"] if "image" in item["input"])
     lines.append(
         f"{document['provider']}: {len(document['models'])} model(s), {vision} with image input"
@@ -91,4 +105,12 @@ def render_show(document: dict[str, Any]) -> str:
     for item in document["models"]:
         mark = "vision   " if "image" in item["input"] else "no_vision"
         lines.append(f"  {item['id']:<{width}}  {mark}  input=[{', '.join(item['input'])}]")
-    return "\n".join(lines)
+    return _shown(lines)
+
+
+def _shown(lines: list[str]) -> str:
+    """The lines as a terminal may show them: ids, inputs and hints come from a catalog a
+    mirror served, so control and invisible characters are escaped (`visible`)."""
+    from visiongate.kernel._display import visible
+
+    return "\n".join(visible(line) for line in lines)

@@ -15,7 +15,6 @@ reported as skipped, never silently ignored.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._suggest import closest
 
 from ._project import Project, walk_files
 
@@ -55,8 +55,7 @@ def looks_like_policy_test(text: str) -> bool:
 def _policy_key(key: str) -> str | None:
     if key in POLICY_KEYS:
         return key
-    close = difflib.get_close_matches(key, POLICY_KEYS, n=1, cutoff=0.8)
-    return close[0] if close else None
+    return closest(key, POLICY_KEYS, cutoff=0.8)
 
 
 def looks_like_policy(text: str) -> bool:

@@ -7,12 +7,12 @@ A name that is none of these is an error with a did-you-mean over the bundled na
 
 from __future__ import annotations
 
-import difflib
 import subprocess
 from pathlib import Path
 
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._files import check_regular, read_regular_file
+from visiongate.kernel._suggest import closest
 
 from .._load import bundled_policy_names, bundled_policy_text, is_bundled_policy
 from .._yaml import DEFAULT_LIMITS
@@ -28,12 +28,11 @@ def suggest_bundled(spec: str) -> str:
     by_leaf = {name.rsplit("/", 1)[-1]: name for name in names}
     if spec in by_leaf:
         return f"did you mean `{by_leaf[spec]}`?"
-    close = difflib.get_close_matches(spec, names, n=1, cutoff=0.6)
-    close = close or [
-        by_leaf[leaf] for leaf in difflib.get_close_matches(spec, list(by_leaf), n=1, cutoff=0.6)
-    ]
-    if close:
-        return f"did you mean `{close[0]}`?"
+    close = closest(spec, names)
+    if close is None and (leaf := closest(spec, by_leaf)) is not None:
+        close = by_leaf[leaf]
+    if close is not None:
+        return f"did you mean `{close}`?"
     return "bundled policies: " + ", ".join(f"`{name}`" for name in names)
 
 

@@ -8,18 +8,17 @@ carries is said in the summary, with the closest value the traces do hold.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from visiongate.kernel._suggest import did_you_mean
+from visiongate.kernel._suggest import closest, did_you_mean
 
 from ..._vocabulary import LANES, SOURCES
 from ._read import Row
-from ._result import NO_RULE, NO_SOURCE, model_label
+from ._result import NO_RULE, NO_SOURCE, Unmatched, model_label
 
 CLOSED: Final = {"lane": (*LANES,), "source": (*SOURCES, NO_SOURCE)}
 """Filter -> the values it may name."""
@@ -79,19 +78,6 @@ def check_sha_prefixes(values: Iterable[str]) -> None:
             )
 
 
-@dataclass(frozen=True)
-class Unmatched:
-    """An open filter's value that no record in the inputs carried."""
-
-    option: str
-    value: str
-    suggestion: str | None
-
-    def __str__(self) -> str:
-        close = f"; did you mean {self.suggestion}?" if self.suggestion else ""
-        return f"no decision matched --{self.option} {self.value}{close}"
-
-
 class FilterHits:
     """For each open filter given, which of its values some record carried (whatever the other
     filters said), and a bounded set of the values seen, to suggest from."""
@@ -147,5 +133,4 @@ def _values(option: str, row: Row) -> tuple[str, ...]:
 
 
 def _closest(value: str, seen: set[str]) -> str | None:
-    close = difflib.get_close_matches(value, sorted(v for v in seen if v), n=1, cutoff=0.6)
-    return close[0] if close else None
+    return closest(value, sorted(v for v in seen if v))

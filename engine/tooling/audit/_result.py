@@ -12,13 +12,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from ._policies import PolicyStatus, Standing
 from ._read import Facts, Malformed, PolicyKey
-
-if TYPE_CHECKING:
-    from ._filters import Unmatched
 
 NO_RULE: Final = "(default)"
 NO_SOURCE: Final = "(not recorded)"
@@ -150,6 +147,19 @@ DIMENSIONS: Final[Mapping[str, Callable[[CubeKey], str]]] = {
     "day": lambda key: key.day.isoformat(),
 }
 GROUP_NAMES: Final = (*DIMENSIONS, "hour")
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """An open filter's value that no record in the inputs carried."""
+
+    option: str
+    value: str
+    suggestion: str | None
+
+    def __str__(self) -> str:
+        close = f"; did you mean {self.suggestion}?" if self.suggestion else ""
+        return f"no decision matched --{self.option} {self.value}{close}"
 
 
 @dataclass(frozen=True)

@@ -144,8 +144,29 @@ def _sort_key(diagnostic: Diagnostic) -> tuple[int, int, str, str]:
 
 def lint_text(text: str, file: str = "<policy>", options: LintOptions | None = None) -> FileReport:
     """Lint one policy given as text. Never raises for a bad policy."""
+    return lint_and_compile(text, file, options)[0]
+
+
+def lint_and_compile(
+    text: str, file: str = "<policy>", options: LintOptions | None = None
+) -> tuple[FileReport, CompiledPolicy | None]:
+    """`lint_text`, and the compiled policy when it loads as the gate would load it (None
+    when it has a load error), from the same compile (the playground's table)."""
     options = options or LintOptions()
     compiled, found = analyze_policy_text(text, file)
+    report = _report(text, file, options, compiled, found)
+    if compiled is None or any(d.severity == "error" for d in found):
+        return report, None
+    return report, CompiledPolicy(compiled.policy, compiled.table, compiled.matches, tuple(found))
+
+
+def _report(
+    text: str,
+    file: str,
+    options: LintOptions,
+    compiled: CompiledPolicy | None,
+    found: Sequence[Diagnostic],
+) -> FileReport:
     loaded = compiled.policy.source if compiled is not None else load_yaml(text, file)
     diagnostics = _findings(compiled, loaded, list(found))
     ignores, problems = parse_ignores(text, file)
@@ -184,12 +205,9 @@ def lint_file(path: str | Path, options: LintOptions | None = None) -> FileRepor
 def lint_config(path: str | Path, options: LintOptions | None = None) -> FileReport:
     """Lint an agent config: what the gate would fail closed on (errors) and near misses of
     the keys it reads (warnings). Never raises for a bad file."""
-    from ...facts._config import AgentConfig
-
     shown = display_path(path)
     try:
         text = read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8")
-        found = AgentConfig.from_text(text, shown).diagnostics
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         found = (
@@ -197,10 +215,23 @@ def lint_config(path: str | Path, options: LintOptions | None = None) -> FileRep
                 "unreadable-file", "error", f"cannot read `{shown}`: {reason}", Location(shown)
             ),
         )
+        fail_level = (options or LintOptions()).fail_level or "error"
+        return FileReport(shown, found, (), fail_level)
+    return lint_config_text(text, shown, options)
+
+
+def lint_config_text(
+    text: str, file: str = "<config>", options: LintOptions | None = None
+) -> FileReport:
+    """`lint_config` of an agent config given as text (the playground's second tab)."""
+    from ...facts._config import AgentConfig
+
+    try:
+        found = AgentConfig.from_text(text, file).diagnostics
     except PolicyError as error:
         found = error.diagnostics
     fail_level = (options or LintOptions()).fail_level or "error"
-    return FileReport(shown, tuple(sorted(found, key=_sort_key)), (), fail_level)
+    return FileReport(file, tuple(sorted(found, key=_sort_key)), (), fail_level)
 
 
 def lint_files(files: Sequence[str | Path], options: LintOptions | None = None) -> LintReport:

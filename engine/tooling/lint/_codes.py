@@ -84,11 +84,16 @@ _CODES: Final[tuple[LintCode, ...]] = (
     LintCode("invalid-mode", "error", "config", "an `agent.image_input_mode` that is not a mode"),
     LintCode("literal-api-key", "error", "config", "a key written in the file, not an env var"),
     LintCode("unknown-config-key", "warning", "config", "a near miss of a key visiongate reads"),
+    LintCode("misspelt-routing-key", "error", "config", "a near miss of a key that routes images"),
+    LintCode(
+        "ignored-config-key", "warning", "config", "a production agent key visiongate does not read"
+    ),
     LintCode("config-not-mapping", "warning", "config", "a section that is not a mapping"),
     LintCode("invalid-boolean", "warning", "config", "a setting that must be true or false"),
     LintCode("invalid-byte-count", "warning", "config", "a byte count that is not a number"),
     LintCode("clamped-byte-count", "warning", "config", "a byte count outside its range"),
     LintCode("config-not-list", "warning", "config", "a section that must be a list"),
+    LintCode("invalid-url", "warning", "config", "a URL setting that is not http(s)"),
     LintCode(
         "custom-provider-unnamed", "warning", "config", "a `custom_providers` entry with no name"
     ),

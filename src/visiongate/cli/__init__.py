@@ -85,6 +85,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "visiongate.cli.probe",
         "send one real tool call with an image of a code and see whether the model reads it",
     ),
+    "playground": (
+        "visiongate.cli.playground",
+        "edit a policy in a local web page: lint, the 54 cells, diff, tests and routes, live",
+    ),
     "version": (
         "visiongate.cli.version",
         "print the package, policy language and JSON schema versions",
@@ -103,7 +107,7 @@ exit codes (every command):
   1  findings: lint or test failures, lane changes (diff), audit findings, an inconclusive
      probe, files fmt --check would change, missing or stale pages (docs --check)
   2  usage or input error: a bad flag, a missing or unreadable input file, an output that
-     cannot be written, no policy or test file found
+     cannot be written, no policy or test file found, a name a look-up does not find
   3  a policy or configuration that fails to load (lint reports a policy's load errors as
      findings, 1; `lint --config` exits 3 on an agent config the gate fails closed on)
   4  `mcp call`: the tool answered with an error (`isError`); its routed result is printed"""
@@ -155,10 +159,10 @@ def _unknown_command(arguments: list[str]) -> str | None:
     first = next((a for a in arguments if not a.startswith("-")), None)
     if first is None or first in COMMANDS:
         return None
-    import difflib
+    from visiongate.kernel._suggest import closest
 
-    close = difflib.get_close_matches(first, list(COMMANDS), n=1, cutoff=0.6)
-    hint = f"did you mean `{close[0]}`?" if close else "see `visiongate --help`"
+    close = closest(first, COMMANDS)
+    hint = f"did you mean `{close}`?" if close else "see `visiongate --help`"
     return f"visiongate: error: unknown command `{first}`: {hint}"
 
 
@@ -183,13 +187,13 @@ def _unrecognized(
 
 def _unknown_option(target: argparse.ArgumentParser, names: Sequence[str], word: str) -> str:
     """`visiongate mcp call: error: unknown option `--tol`: did you mean `--tool`?`"""
-    import difflib
+    from visiongate.kernel._suggest import closest
 
     label = " ".join(["visiongate", *names])
     flag = word.split("=", 1)[0]
     options = [option for action in target._actions for option in action.option_strings]
-    close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
-    hint = f"did you mean `{close[0]}`?" if close else f"see `{label} --help`"
+    close = closest(flag, options)
+    hint = f"did you mean `{close}`?" if close else f"see `{label} --help`"
     return f"{label}: error: unknown option `{flag}`: {hint}"
 
 
@@ -215,15 +219,45 @@ def _misspelt_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) 
                 action = target._option_string_actions.get(word[:2])  # `-oFILE`
             if action is None:
                 return _unknown_option(target, names, word)
-            if action.nargs != 0 and "=" not in word and words:
-                words.pop(0)  # its value, whatever it looks like
+            value = word.split("=", 1)[1] if "=" in word else None
+            if action.nargs != 0 and value is None and words:
+                value = words.pop(0)  # its value, whatever it looks like
+            problem = _bad_choice(action, names, value)
+            if problem is not None:
+                return problem
             continue
         sub = next((a for a in target._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and word in sub.choices:
             target, names = sub.choices[word], [*names, word]
+        elif sub is not None and names:
+            return _unknown_action(sub, names, word)
         elif any(a.nargs == argparse.REMAINDER for a in target._actions if not a.option_strings):
             return None  # the server command: its flags are its own
     return None
+
+
+def _unknown_action(sub: argparse._SubParsersAction, names: Sequence[str], word: str) -> str:  # type: ignore[type-arg]  # argparse's own generic
+    """`visiongate catalog: error: unknown action `shwo`: did you mean `show`?`"""
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
+
+    label = " ".join(["visiongate", *names])
+    hint = did_you_mean(word, list(sub.choices))
+    return f"{label}: error: unknown action `{visible(word)}`: {hint}"
+
+
+def _bad_choice(action: argparse.Action, names: Sequence[str], value: str | None) -> str | None:
+    """`visiongate lint: error: `--format jsn` is not a format: did you mean `json`?`, for an
+    option with a fixed set of values (argparse would print its whole usage)."""
+    if value is None or action.choices is None or value in action.choices:
+        return None
+    from visiongate.kernel._display import visible
+    from visiongate.kernel._suggest import did_you_mean
+
+    label = " ".join(["visiongate", *names])
+    flag = action.option_strings[-1]
+    hint = did_you_mean(value, [str(choice) for choice in action.choices])
+    return f"{label}: error: `{flag}` does not take `{visible(value)}`: {hint}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

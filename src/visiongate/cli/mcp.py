@@ -16,18 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
-from visiongate.adapters._routed import RoutedResult
-from visiongate.adapters._router import Router
-from visiongate.adapters.mcp._client import call_and_route
-from visiongate.adapters.mcp._session import (
-    DEFAULT_CONNECT_TIMEOUT_S,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_REQUEST_TIMEOUT_S,
-    ServerError,
-    server_label,
-)
 from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
@@ -39,7 +29,17 @@ from visiongate.cli._common import (
 from visiongate.cli._signals import Interrupted, run_until_signal, signals_raise
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
+if TYPE_CHECKING:
+    from visiongate.adapters._routed import RoutedResult
+    from visiongate.adapters._router import Router
+
 HELP = "call a tool on an MCP server over stdio and route its result"
+
+# Copies of the session's defaults, for the help text: `mcp --help` and `demo --help` import
+# no SDK (issue 37). tests/test_cli_imports.py checks they match the session's own.
+DEFAULT_CONNECT_TIMEOUT_S: Final = 30.0
+DEFAULT_REQUEST_TIMEOUT_S: Final = 120.0
+DEFAULT_MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -118,6 +118,9 @@ def parse_arguments(text: str) -> dict[str, Any] | None:
 def _call(
     args: argparse.Namespace, command: list[str], arguments: dict[str, Any]
 ) -> tuple[Router, RoutedResult]:
+    from visiongate.adapters.mcp._client import call_and_route
+    from visiongate.adapters.mcp._session import ServerError, server_label
+
     router = build_router(args)
     try:
         routed = run_until_signal(

@@ -1,11 +1,14 @@
-"""`visiongate registry show PROVIDER [MODEL]`: verdicts, their evidence and their sources."""
+"""`visiongate registry show PROVIDER [MODEL]`: verdicts, their evidence and their sources.
+
+A provider the registry does not list is a failed look-up: one line with the near name (or
+what would make it route) and exit 2."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from visiongate.cli import EXIT_FINDINGS, EXIT_OK
+from visiongate.cli import EXIT_OK
 from visiongate.cli._common import (
     UsageError,
     add_gate_arguments,
@@ -60,11 +63,23 @@ def run(args: argparse.Namespace) -> int:
     registry = gate.resolver.registry
     entry = registry.entries.get(registry.canonical(args.provider))
     if entry is None:
-        name = registry.canonical(args.provider)
-        print(
-            f"`{name}` is not in {registry.label}: it refuses, unless the agent config declares "
-            f"it (`providers.{name}.tool_result_images`) or a model of it `supports_vision: true`"
-        )
-        return EXIT_FINDINGS
+        raise UsageError(_not_listed(registry.canonical(args.provider), registry))
     _print(entry_document(registry, entry), args.json, render_entry)
     return EXIT_OK
+
+
+def _not_listed(name: str, registry: Any) -> str:
+    """One line: the near name when there is one, else what makes such a provider route."""
+    import difflib
+
+    from visiongate.engine.facts._resolver import NEAR_NAME  # what decisions call a typo
+    from visiongate.kernel._display import visible
+
+    close = difflib.get_close_matches(name, sorted(registry.names), n=1, cutoff=NEAR_NAME)
+    hint = f"did you mean `{close[0]}`?" if close else ""
+    if not close:
+        hint = (
+            f"it refuses, unless the agent config declares it (`providers.{name}."
+            "tool_result_images`) or a model of it `supports_vision: true`"
+        )
+    return visible(f"`{name}` is not in {registry.label}: {hint}")

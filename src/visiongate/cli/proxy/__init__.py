@@ -68,7 +68,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-result-bytes",
         type=_byte_count,
         metavar="BYTES",
-        help="largest message sent to the client (default 10000000, the SDKs' stdio limit)",
+        help="largest message sent to the client (default 10000000, the SDKs' stdio limit; "
+        "with --listen 1032192, under the SDK client's 1 MiB per SSE event)",
     )
     limits.add_argument(
         "--client", choices=CLIENTS, help="the client's known limit (claude-desktop: 1000000)"
@@ -133,7 +134,29 @@ def _add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="pass this client header to the --url server (repeat; nothing else is passed)",
     )
-    group.add_argument("--max-sessions", type=_positive, metavar="N", help="default 100")
+    group.add_argument(
+        "--upstream",
+        choices=("per-session", "shared"),
+        help="a server process per session (default), or one shared by every session",
+    )
+    group.add_argument(
+        "--max-sessions",
+        type=_positive,
+        metavar="N",
+        help="default 100; when full, the session idle longest is ended for a new one",
+    )
+    group.add_argument(
+        "--evict-idle-after",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="how long a session must idle before a new one may take its place (default 60)",
+    )
+    group.add_argument(
+        "--max-sessions-per-credential",
+        type=_positive,
+        metavar="N",
+        help="sessions open with one token and forwarded headers (default: no cap of its own)",
+    )
     group.add_argument(
         "--idle-timeout",
         type=positive_seconds,
@@ -319,14 +342,17 @@ def proxy_options(
     trace = [sink for sink in (args.trace, extra_trace) if sink is not None]
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=trace or None)
     provider, model = target_model(args, gate)
+    _say_notices(gate, provider, model)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
     watch = args.policy is not None and os.path.isfile(args.policy)
     if watch:
         gate.watch()
     if args.catalog is None and gate.resolver.config.catalog_refresh:
-        from visiongate.engine.facts._catalog_store import CatalogRefresher
+        from visiongate.engine.facts._catalog_store import URL_ENV, CatalogRefresher
 
-        CatalogRefresher(gate.resolver).start()  # a daemon thread, off the decide path
+        # `$VISIONGATE_CATALOG_URL` wins over the config's `models_dev.url`, as in `update`.
+        url = os.environ.get(URL_ENV) or gate.resolver.config.catalog_url
+        CatalogRefresher(gate.resolver, url=url).start()  # a daemon thread, off the decide path
     options = ProxyOptions(
         target=ProxyTarget(provider, model, limit),
         command=tuple(command),
@@ -339,6 +365,14 @@ def proxy_options(
         image_tool=not args.no_image_tool,
     )
     return gate, options
+
+
+def _say_notices(gate: Any, provider: str, model: str) -> None:
+    """The config's warnings and the target's did-you-means on stderr, once, at start."""
+    from visiongate.adapters.proxy._notices import target_notices
+
+    for line in target_notices(gate, provider, model):
+        print(f"visiongate proxy: {line}", file=sys.stderr, flush=True)
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:

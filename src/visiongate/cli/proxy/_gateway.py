@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.cli._common import UsageError, checked
@@ -56,6 +57,9 @@ _FLAGS: Final = (
     "replica_id",
     "max_request_bytes",
     "read_timeout",
+    "upstream",
+    "max_sessions_per_credential",
+    "evict_idle_after",
 )
 
 
@@ -101,6 +105,8 @@ def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str,
                 f"the gateway needs `{error.name}`: install `pip install 'visiongate[gateway]'`"
             ) from None
         raise
+    if args.read_timeout is not None:
+        _check_head_deadline()
     try:
         with signals_raise():
             check_gate_inputs(args)
@@ -118,6 +124,22 @@ def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str,
     except Interrupted as stopped:
         print(f"visiongate proxy: {stopped} while starting", file=sys.stderr)
         return stopped.exit_code
+
+
+def _check_head_deadline() -> None:
+    """`--read-timeout` needs the uvicorn internals the head deadline hooks into: refused,
+    naming what is missing, on a uvicorn without them (see `adapters.gateway._http`)."""
+    import uvicorn
+
+    from visiongate.adapters.gateway._http import missing_hooks
+
+    missing = missing_hooks()
+    if missing:
+        raise UsageError(
+            f"`--read-timeout` cannot be kept on uvicorn {uvicorn.__version__}: its h11 "
+            f"protocol lacks {', '.join(missing)}; install the uvicorn the `gateway` extra "
+            "pins (`pip install 'visiongate[gateway]'`)"
+        )
 
 
 def _token(args: argparse.Namespace, host: str) -> str | None:
@@ -174,6 +196,9 @@ def _gateway_options(
     from visiongate.cli.proxy import proxy_options
 
     gate, proxy = proxy_options(args, command, headers, extra_trace=metrics.record)
+    if args.max_result_bytes is None and args.client is None:  # the SDK client's 1 MiB event
+        target = replace(proxy.target, max_result_bytes=defaults.DEFAULT_MAX_RESULT_BYTES)
+        proxy = replace(proxy, target=target)
     options = GatewayOptions(
         proxy=proxy,
         host=host,
@@ -190,5 +215,8 @@ def _gateway_options(
         max_request_bytes=args.max_request_bytes or defaults.DEFAULT_MAX_REQUEST_BYTES,
         read_timeout=args.read_timeout or defaults.DEFAULT_READ_TIMEOUT_S,
         replica=args.replica_id or os.environ.get("VISIONGATE_REPLICA_ID") or None,
+        upstream=args.upstream or "per-session",
+        max_sessions_per_credential=args.max_sessions_per_credential,
+        evict_idle_after=args.evict_idle_after or defaults.DEFAULT_EVICT_IDLE_AFTER_S,
     )
     return gate, options

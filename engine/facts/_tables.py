@@ -1,0 +1,169 @@
+"""Fact tables kept between processes: the loaded catalog and registry, by content hash.
+
+A command line loads the bundled catalog (800 KB of JSON) and provider registry (YAML checked
+with cerberus) for its one decision, and exits: that was most of `visiongate decide`'s time
+(issue 37). An entry keeps what loading built, the catalog's and registry's own frozen
+objects with their indexes, so the next process reads them back in one step.
+
+- Keyed by the sha256 of the source text and of what read it (the kind, its label) and a
+  fingerprint of the engine and of this package's modules: an edited registry, a refreshed
+  catalog or an upgraded (or edited) engine never meets a stale entry, it builds a new one.
+- Beside the compile cache (`VISIONGATE_POLICY_CACHE`, default
+  `$XDG_CACHE_HOME/visiongate/policies`), in `facts/`; off when that cache is off.
+- Validated before use: the file holds a format line, the sha256 of its body and the body, a
+  pickle that may name only the engine's own frozen dataclasses (and `re` patterns, and
+  read-only mappings), nothing that runs code; the value must be of the expected type. An
+  entry that fails any of this is refused with one warning line, the table is built from its
+  source as if there were none, and the entry is written again.
+- Written atomically (a temporary file renamed into place); failures to write are logged,
+  never raised. Bounded: beyond `MAX_ENTRIES` files the oldest are removed.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import functools
+import hashlib
+import io
+import logging
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Final, TypeVar
+
+from .._compile_cache import cache_directory, engine_fingerprint
+from .._files import replace_file
+
+__all__ = ["MAX_ENTRIES", "cached_table"]
+
+logger = logging.getLogger("visiongate")
+
+FORMAT: Final = b"visiongate fact table 1\n"
+MAX_ENTRIES: Final = 16
+_DIGEST: Final = hashlib.sha256().digest_size
+_T = TypeVar("_T")
+
+
+def cached_table(
+    kind: str,
+    text: str,
+    build: Callable[[], _T],
+    expected: type[_T],
+    *,
+    compact: Callable[[_T], object] | None = None,
+    expand: Callable[[Any], _T] | None = None,
+) -> _T:
+    """The table `build` makes from `text`, read back from its entry when there is a sound one.
+
+    `compact` and `expand` give a smaller form to store (plain tuples and strings, say) and
+    rebuild the table from it; `expand` raises ValueError or TypeError on a wrong shape."""
+    path = _entry_path(kind, text)
+    if path is None:
+        return build()
+    found = _recall(path, expected, expand)
+    if found is not None:
+        return found
+    table = build()
+    _remember(path, table if compact is None else compact(table))
+    return table
+
+
+def _entry_path(kind: str, text: str) -> Path | None:
+    directory = cache_directory()
+    if directory is None:
+        return None
+    try:
+        fingerprint = _fingerprint()
+    except OSError as error:  # an installation whose modules cannot be read back
+        logger.debug("visiongate: fact tables off, no engine fingerprint: %s", error)
+        return None
+    digest = hashlib.sha256(kind.encode() + b"\0" + text.encode("utf-8", "surrogatepass"))
+    return directory / "facts" / f"{digest.hexdigest()[:32]}-{fingerprint}.table"
+
+
+@functools.lru_cache(maxsize=1)  # one engine per process
+def _fingerprint() -> str:
+    from visiongate.kernel import shapes  # its `Limits` are in the registry's entries
+
+    digest = hashlib.sha256(engine_fingerprint().encode())
+    for folder in (Path(__file__).parent, Path(shapes.__file__).parent):
+        for module in sorted(folder.glob("*.py")):
+            digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    return digest.hexdigest()[:24]
+
+
+def _recall(path: Path, expected: type[_T], expand: Callable[[Any], _T] | None) -> _T | None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        logger.debug("visiongate: fact table %s unreadable: %s", path, error)
+        return None
+    try:
+        table = _parse(raw)
+        if expand is not None:
+            table = expand(table)
+        if not isinstance(table, expected):
+            raise ValueError(f"it holds {type(table).__name__}, not {expected.__name__}")
+    except Exception as error:  # whatever a damaged file raises, it is refused (and logged)
+        logger.warning("visiongate: fact table %s refused, built again: %s", path, error)
+        return None
+    return table
+
+
+def _parse(raw: bytes) -> object:
+    if not raw.startswith(FORMAT):
+        raise ValueError("not a fact table of this format")
+    digest, body = raw[len(FORMAT) : len(FORMAT) + _DIGEST], raw[len(FORMAT) + _DIGEST :]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError("its checksum does not match (a damaged or truncated file)")
+    return _Reader(io.BytesIO(body)).load()
+
+
+class _Reader(pickle.Unpickler):
+    """Names only the engine's frozen dataclasses, `re` patterns and read-only mappings."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == (__name__, "_read_only"):
+            return _read_only
+        if (module, name) == ("re", "_compile"):
+            return super().find_class(module, name)
+        if module.startswith("visiongate.") and "." not in name:
+            found = super().find_class(module, name)
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
+                return found
+        raise pickle.UnpicklingError(f"`{module}.{name}` is not allowed in a fact table")
+
+
+def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(mapping)
+
+
+def _remember(path: Path, table: object) -> None:
+    buffer = io.BytesIO()
+    writer = pickle.Pickler(buffer, protocol=5)
+    writer.dispatch_table = {
+        **copyreg.dispatch_table,
+        MappingProxyType: lambda mapping: (_read_only, (dict(mapping),)),
+    }
+    try:
+        writer.dump(table)
+        body = buffer.getvalue()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data = FORMAT + hashlib.sha256(body).digest() + body
+        replace_file(path, data, prefix=".table-", suffix=".tmp", sync=False)
+        _trim(path.parent)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
+        logger.debug("visiongate: fact table %s not written: %s", path, error)
+
+
+def _trim(directory: Path) -> None:
+    entries = list(directory.glob("*.table"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    entries.sort(key=lambda item: item.stat().st_mtime)
+    for stale in entries[: len(entries) - MAX_ENTRIES]:
+        stale.unlink(missing_ok=True)

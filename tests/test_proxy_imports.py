@@ -1,0 +1,103 @@
+"""What `visiongate proxy` imports before its first answer (issue 37): the relay, the policy and
+the sanitizer, and nothing of the image stage, OCR, HTTP client, schema validator or MCP SDK,
+which load when a message needs them (or in the warm-up thread, after the first answer)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+# The proxy, with its modules written down the moment its first answer has been sent (where
+# the warm-up thread would start building the router).
+PROBE = """
+import json, sys
+from visiongate.adapters.proxy import _serve
+
+warm = _serve._warm_after_first_answer
+
+async def snapshot(downstream, calls):
+    await downstream.first_sent.wait()
+    with open(sys.argv[1], "w") as out:
+        json.dump(sorted(dict(sys.modules)), out)
+    await warm(downstream, calls)
+
+_serve._warm_after_first_answer = snapshot
+from visiongate.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+# A server that answers `initialize` at once and imports nothing.
+SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "serverInfo": {"name": "plain", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+NOT_BEFORE_A_MESSAGE = {
+    "PIL",
+    "httpx",
+    "jsonschema",
+    "referencing",
+    "mcp",
+    "pydantic",
+    "numpy",
+    "cv2",
+    "rapidocr",
+    "onnxruntime",
+    "cerberus",
+    "uvicorn",
+}
+
+
+def modules_at_first_answer(tmp_path: Path) -> set[str]:
+    snapshot = tmp_path / "modules.json"
+    command = [
+        *(sys.executable, "-c", PROBE, str(snapshot)),
+        *("proxy", "--provider", "anthropic", "--model", "claude-sonnet-4-5"),
+        *("--", sys.executable, "-c", SERVER),
+    ]
+    env = {"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache")}
+    with subprocess.Popen(
+        command, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as proxy:
+        assert proxy.stdin is not None and proxy.stdout is not None
+        proxy.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proxy.stdin.flush()
+        answer = json.loads(proxy.stdout.readline())
+        proxy.stdin.close()
+        assert proxy.wait(timeout=60) == 0
+    assert answer["result"]["serverInfo"]["name"] == "plain"
+    return set(json.loads(snapshot.read_text()))
+
+
+def test_the_proxy_answers_first_with_no_image_stage_ocr_http_client_validator_or_sdk(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 37): the relay's modules imported the image stage, the auxiliary
+    vision backends (httpx) and jsonschema before the proxy could answer `initialize`."""
+    stages = (
+        "visiongate.adapters.images",
+        "visiongate.adapters.vision",
+        "visiongate.adapters.mcp._sdk",
+    )
+    for warm in (False, True):  # the first start validates the policy, with cerberus
+        modules = modules_at_first_answer(tmp_path)
+        roots = {module.split(".")[0] for module in modules}
+        forbidden = NOT_BEFORE_A_MESSAGE if warm else NOT_BEFORE_A_MESSAGE - {"cerberus"}
+        assert not roots & forbidden, (warm, sorted(roots & forbidden))
+        assert not {module for module in modules if module.startswith(stages)}
