@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -17,7 +17,8 @@ from ._compile_cache import recall, remember
 from ._diagnostics import Diagnostic, PolicyError, has_errors
 from ._policy import Policy, build_policy, condition_matches
 from ._vocabulary import Cell, all_cells, format_cell
-from ._yaml import LoadedYaml, load_yaml, read_source_file
+from ._yaml import load_yaml, read_source_file
+from ._yaml._staged import Staged, run_stages, stage_yaml
 
 DEFAULT_POLICY = "default"
 logger = logging.getLogger("visiongate")
@@ -35,19 +36,10 @@ class CompiledPolicy:
 
 
 @dataclass
-class _Context:
-    text: str
-    file: str
-    loaded: LoadedYaml | None = None
+class _Context(Staged):
     document: dict[str, object] | None = None
     policy: Policy | None = None
     compiled: CompiledPolicy | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def _stage_yaml(context: _Context) -> None:
-    context.loaded = load_yaml(context.text, context.file)
-    context.diagnostics.extend(context.loaded.diagnostics)
 
 
 def _stage_schema(context: _Context) -> None:
@@ -79,7 +71,7 @@ def _stage_compile(context: _Context) -> None:
 
 
 STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
-    ("load_yaml", _stage_yaml),
+    ("load_yaml", stage_yaml),
     ("schema", _stage_schema),
     ("build", _stage_build),
     ("compile", _stage_compile),
@@ -96,11 +88,7 @@ def analyze_policy_text(
     recalled = _recalled(text, file)
     if recalled is not None:
         return recalled
-    context = _Context(text, file)
-    for _name, stage in STAGES:
-        stage(context)
-        if has_errors(context.diagnostics):
-            break
+    context = run_stages(_Context(text, file), STAGES)
     if context.compiled is not None and not has_errors(context.diagnostics):
         remember(text, context.document, context.compiled.matches, context.diagnostics)
     return context.compiled, context.diagnostics

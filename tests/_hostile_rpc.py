@@ -3,7 +3,8 @@
     python tests/_hostile_rpc.py MODE [PIDFILE] [SIZE]
 
 It writes its pid (and, in `spawn-child`, its child's pid on a second line) to PIDFILE, then
-answers as MODE says; unknown requests get a well-formed empty answer.
+answers as MODE says (noting each `tools/call` as a line of PIDFILE.calls); unknown requests
+get a well-formed empty answer.
 
 | mode                | behaviour                                                           |
 |---------------------|---------------------------------------------------------------------|
@@ -115,6 +116,12 @@ def prepare(mode: str, pidfile: str | None) -> None:
             handle.write("\n".join(map(str, pids)) + "\n")
 
 
+def _note_call(pidfile: str) -> None:
+    """A line in `PIDFILE.calls` per `tools/call` received, for a test to wait on."""
+    with open(f"{pidfile}.calls", "a") as calls:
+        calls.write("tools/call\n")
+
+
 def main() -> None:
     mode = sys.argv[1]
     pidfile = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
@@ -122,7 +129,10 @@ def main() -> None:
     prepare(mode, pidfile)
     for line in sys.stdin:
         if line.strip():
-            answer(json.loads(line), mode, size)
+            request = json.loads(line)
+            if pidfile and request.get("method") == "tools/call":
+                _note_call(pidfile)
+            answer(request, mode, size)
     # stdin closed: a well-behaved server exits; a hung one (stuck in a tool) stays until
     # it is signalled.
     while mode in HANGING:

@@ -96,7 +96,7 @@ def test_a_signal_stops_a_hung_call_and_its_server(
     )
     try:
         _wait_for(pidfile)
-        time.sleep(0.5)  # let the client reach `tools/call`
+        _wait_for(pidfile.with_name(pidfile.name + ".calls"))  # the client is in `tools/call`
         process.send_signal(signum)
         _, err = process.communicate(timeout=30)
     finally:

@@ -42,16 +42,16 @@ def _list(client: httpx2.Client, url: str, session_id: str, **headers: str) -> i
 
 def test_a_full_table_evicts_the_session_idle_longest_never_one_in_use(tmp_path: Path) -> None:
     argv = gateway_argv(
-        ["--listen", "127.0.0.1:0", "--max-sessions", "2", "--evict-idle-after", "3"],
+        ["--listen", "127.0.0.1:0", "--max-sessions", "2", "--evict-idle-after", "10"],
         server_command(),
     )
     with running(argv, tmp_path) as gateway, httpx2.Client(timeout=60) as client:
         _, oldest = raw_initialize(client, gateway.url)  # never deleted
         _, newer = raw_initialize(client, gateway.url)
         assert oldest and newer
-        time.sleep(1.5)
+        time.sleep(4)
         assert _list(client, gateway.url, newer) == 200  # used: the other is idle longest
-        time.sleep(1.8)
+        time.sleep(6.5)
         third, third_id = raw_initialize(client, gateway.url)
         assert third.status_code == 200 and third_id
         assert _list(client, gateway.url, oldest) == 404  # evicted: it initializes again
@@ -89,7 +89,7 @@ def test_a_session_with_a_call_in_flight_is_never_evicted(tmp_path: Path) -> Non
 def test_a_cap_per_credential_evicts_that_clients_own_idle_session(tmp_path: Path) -> None:
     argv = gateway_argv(
         ["--listen", "127.0.0.1:0", "--token-env", "VG_TEST_TOKEN", "--max-sessions", "10",
-         "--max-sessions-per-credential", "2", "--evict-idle-after", "3"],
+         "--max-sessions-per-credential", "2", "--evict-idle-after", "10"],
         server_command(),
     )  # fmt: skip
     bearer = {"authorization": f"Bearer {TOKEN}"}
@@ -103,7 +103,7 @@ def test_a_cap_per_credential_evicts_that_clients_own_idle_session(tmp_path: Pat
         refused, _ = raw_initialize(client, gateway.url, bearer)
         assert refused.status_code == 429
         assert "--max-sessions-per-credential" in refused.json()["error"]["message"]
-        time.sleep(3.2)
+        time.sleep(10.5)
         again, third = raw_initialize(client, gateway.url, bearer)
         assert again.status_code == 200 and third  # its own oldest gave way
         assert _list(client, gateway.url, str(ids[0]), **bearer) == 404

@@ -119,11 +119,12 @@ async def test_another_sessions_media_path_is_refused(shared: GatewayProcess) ->
         assert "is not an image this proxy showed you in this session" in _text(stolen)
         assert not (await alice.call_tool("visiongate_view_image", {"path": path})).is_error
         await bob.call_tool("screenshot", {})
-    trace = read_trace(shared.home / "trace.jsonl")
-    paths = [
-        Path(r["execution"]["media_paths"][0]) for r in trace if r["execution"].get("media_paths")
-    ]
-    assert len({path.parent for path in paths}) == 2  # a directory per session, one server
+    shots = [
+        r for r in read_trace(shared.home / "trace.jsonl")
+        if r["execution"].get("tool_name") == "screenshot" and r["execution"].get("media_paths")
+    ]  # fmt: skip
+    paths = [Path(record["execution"]["media_paths"][0]) for record in shots]
+    assert len(paths) == 2 and paths[0].parent != paths[1].parent  # a directory per session
 
 
 class Client:

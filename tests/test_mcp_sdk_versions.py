@@ -35,7 +35,17 @@ def test_core_runs_next_to_the_1x_sdk(tmp_path: Path, capsys: pytest.CaptureFixt
     assert run([sys.executable, "-m", "venv", str(venv)]).returncode == 0
     python, binaries = venv / "bin" / "python", venv / "bin"
     install = run(
-        [str(python), "-m", "pip", "install", "-q", str(ROOT), "mcp>=1.10,<2", "pytest>=8"]
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            str(ROOT),
+            "mcp>=1.10,<2",
+            "pytest>=8",
+            "pytest-xdist>=3.5,<4",
+        ]
     )
     assert install.returncode == 0, install.stderr[-3000:]
     version = run([str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"])

@@ -4,11 +4,13 @@ substitution, in any script, with Python work per kind of character present."""
 from __future__ import annotations
 
 from dataclasses import replace
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from visiongate.adapters.sanitize import _walk
 from visiongate.adapters.sanitize._invisible import CONTEXTUAL, channel_chars
 from visiongate.adapters.sanitize._text import _bulk, _bulk_per_match, compile_text_rules
 from visiongate.adapters.sanitize._utf8 import stripper
@@ -109,11 +111,28 @@ def test_the_selector_sweep_changes_nothing_the_walk_decides(text: str) -> None:
     from visiongate.adapters.sanitize._text import clean_text
     from visiongate.adapters.sanitize._walk import Walk
 
-    assert RULES.selector_sweep is not None
+    sweep = RULES.selector_sweep
+    assert sweep is not None
     # However many context characters: the short texts here would make it step aside.
-    always = replace(RULES, selector_sweep=replace(RULES.selector_sweep, most_contexts=0))
+    always = replace(sweep, most_contexts=0)
     walked, walk_counts = Walk(text, RULES).run()
-    for rules in (RULES, always):
-        cleaned, counts = clean_text(text, rules)
+    for forced in (sweep, always):
+        with mock.patch.object(_walk, "sweep_for", lambda _channels, s=forced: s):
+            cleaned, counts = clean_text(text, RULES)
         assert cleaned == walked
         assert dict(counts) == dict(walk_counts)
+
+
+def test_compiling_the_rules_builds_neither_stripper_nor_sweep() -> None:
+    """Regression (issue 37): both were built with the rules, when `_line` is imported, and
+    had grown to seconds of CPU: the proxy's first answer waited 20 s on a loaded machine."""
+    _walk.bulk_stripper.cache_clear()
+    _walk.sweep_for.cache_clear()
+    compile_text_rules.cache_clear()
+    try:
+        rules = compile_text_rules(SanitizeSettings())
+        assert _walk.bulk_stripper.cache_info().currsize == 0
+        assert _walk.sweep_for.cache_info().currsize == 0
+        assert rules.selector_sweep is not None and rules.bulk_bytes is not None
+    finally:
+        compile_text_rules.cache_clear()

@@ -30,11 +30,9 @@ from ._invisible import (
     channel_chars,
     char_class,
     table_codes,
-    variation_bases,
 )
 from ._screen import ANY_INVISIBLE, clean_until
-from ._selectors import SelectorSweep, selector_sweep
-from ._utf8 import encoded, stripper
+from ._utf8 import encoded
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 
 __all__ = [
@@ -101,11 +99,8 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         ),
         everything_active=len(active_channels) == len(INVISIBLE_CHANNELS),
         strip_tags=modes["tags"] == "strip",
-        selector_sweep=_selector_sweep(modes, active),
-        bulk_bytes=stripper(
-            {channel: channel_chars(channel) for channel in active_channels},
-            ANY_INVISIBLE if len(active_channels) == len(INVISIBLE_CHANNELS) else _class(active),
-        ),
+        active_channels=tuple(active_channels),
+        sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
     )
 
 
@@ -145,19 +140,6 @@ def _may_be_legitimate(
     contextual = char_class(CONTEXTUAL & active)
     flag = re.escape(BLACK_FLAG) if modes["tags"] == "strip" else ""
     return re.compile(f"[{contextual}{flag}]") if contextual or flag else re.compile("(?!)")
-
-
-def _selector_sweep(
-    modes: dict[str, InvisibleMode], active: frozenset[int]
-) -> SelectorSweep | None:
-    if modes["variation_selectors"] != "strip" or "flag" in modes.values():
-        return None
-    selectors = channel_chars("variation_selectors")
-    # And what an emoji ZWJ sequence is made of: the walk judges a selector there as a whole.
-    emoji = table_codes("emoji.zwj_elements") | _SKIN_TONES | {ord(VARIATION_SELECTOR_16)}
-    bases = (variation_bases(False), variation_bases(True))
-    only = stripper({"variation_selectors": selectors}, _class(selectors))
-    return selector_sweep(selectors, bases, emoji, active, only)
 
 
 def _by_likelihood(channels: Iterable[str]) -> list[str]:

@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 
-__all__ = ["Stripper", "encoded", "stripper"]
+__all__ = ["Stripper", "bulk_stripper", "encoded", "stripper"]
 
 
 def encoded(text: str) -> bytes | None:
@@ -43,13 +44,20 @@ class _Removal:
     wider: bytes | None = None
     """A shorter prefix, that other characters begin with too (VS1-VS16 share `\xef\xb8`
     with the vertical forms): usable when none of them is in the text."""
+    owned: tuple[bytes, ...] = ()
+    """The prefixes one byte longer than `wider` that only this channel's characters begin
+    with, when they are few: `wider` is usable when they account for every occurrence of it
+    (a few counts at C speed; a search would stop at each character to be removed)."""
     others: re.Pattern[bytes] | None = None
-    """Those other characters."""
+    """Otherwise, what else begins with `wider`: usable when it is not in the text."""
 
     def best(self, data: bytes) -> bytes:
-        if self.wider is None or self.others is None or self.others.search(data):
+        if self.wider is None:
             return self.prefix
-        return self.wider
+        if self.others is not None:
+            return self.prefix if self.others.search(data) else self.wider
+        total = data.count(self.wider)
+        return self.wider if total == sum(map(data.count, self.owned)) else self.prefix
 
 
 @dataclass(frozen=True)
@@ -89,22 +97,47 @@ def stripper(
     finds each of them (and may find more: those are left alone)."""
     owner = {code: channel for channel, codes in channels.items() for code in codes}
     covered: dict[bytes, bool] = {}
-    removals = {
-        chr(code): _removal(code, _own_prefix(code, owner, covered), owner)
-        for code, channel in owner.items()
-    }
+    # One removal per prefix: the 4,096 code points of U+E0000-E0FFF share a few dozen.
+    shared: dict[bytes, _Removal] = {}
+    removals = {}
+    for code in owner:
+        prefix = _own_prefix(code, owner, covered)
+        if prefix not in shared:
+            shared[prefix] = _removal(code, prefix, owner)
+        removals[chr(code)] = shared[prefix]
     return Stripper(finder, removals)
 
 
 def _removal(code: int, prefix: bytes, owner: Mapping[int, str]) -> _Removal:
-    encoding, channel = chr(code).encode("utf-8"), owner[code]
-    if len(prefix) < len(encoding) or len(encoding) < 3:
+    """The removal by `prefix`, and by the prefix one byte shorter where that one is not a lead
+    byte alone: the next bytes under it that begin another channel's character (or any other
+    character) are its `others`."""
+    channel = owner[code]
+    if len(prefix) < 3:
         return _Removal(prefix, channel)
-    wider = encoding[:-1]
-    low, high = (ord((wider + bytes([last])).decode("utf-8")) for last in (0x80, 0xBF))
-    others = [other for other in range(low, high + 1) if owner.get(other) != channel]
-    last_bytes = b"".join(re.escape(chr(other).encode("utf-8")[-1:]) for other in others)
-    return _Removal(prefix, channel, wider, re.compile(re.escape(wider) + b"[" + last_bytes + b"]"))
+    wider = prefix[:-1]
+    pad = len(chr(code).encode("utf-8")) - len(prefix)
+    longer = [wider + bytes([byte]) for byte in range(0x80, 0xC0)]
+    codes = frozenset(other for other, its in owner.items() if its == channel)
+    owned = tuple(item for item in longer if _all_owned(item, pad, codes))
+    if len(owned) <= _MOST_COUNTS:
+        return _Removal(prefix, channel, wider, owned)
+    mixed = b"".join(re.escape(item[-1:]) for item in longer if item not in owned)
+    others = re.compile(re.escape(wider) + b"[" + mixed + b"]")
+    return _Removal(prefix, channel, wider, others=others)
+
+
+_MOST_COUNTS = 4
+"""Counting more prefixes than this costs more than a search for the others."""
+
+
+def _all_owned(prefix: bytes, pad: int, codes: frozenset[int]) -> bool:
+    try:
+        low = ord((prefix + b"\x80" * pad).decode("utf-8"))
+        high = ord((prefix + b"\xbf" * pad).decode("utf-8"))
+    except UnicodeDecodeError:  # no character begins so (past U+10FFFF, say)
+        return True
+    return codes.issuperset(range(low, high + 1))
 
 
 def _own_prefix(code: int, owner: Mapping[int, str], covered: dict[bytes, bool]) -> bytes:
@@ -121,3 +154,20 @@ def _own_prefix(code: int, owner: Mapping[int, str], covered: dict[bytes, bool])
         if covered[prefix]:
             return prefix
     return encoding
+
+
+@lru_cache(maxsize=16)
+def bulk_stripper(channels: tuple[str, ...]) -> Stripper:
+    """Removes every character of `channels` (built on first use: about 50 ms)."""
+    from visiongate.engine import INVISIBLE_CHANNELS
+
+    from ._invisible import channel_chars, char_class
+    from ._screen import ANY_INVISIBLE
+
+    codes = {channel: channel_chars(channel) for channel in channels}
+    everything = len(channels) == len(INVISIBLE_CHANNELS)
+    every = frozenset().union(*codes.values())
+    finder = (
+        ANY_INVISIBLE if everything else re.compile(f"[{char_class(every)}]" if every else "(?!)")
+    )
+    return stripper(codes, finder)

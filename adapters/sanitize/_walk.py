@@ -27,8 +27,8 @@ from ._invisible import (
     emoji_zwj_sequences,
     is_legitimate_single,
 )
-from ._selectors import SelectorSweep
-from ._utf8 import Stripper
+from ._selectors import SelectorSweep, sweep_for
+from ._utf8 import Stripper, bulk_stripper
 
 __all__ = ["FLAGGED_KIND", "KEPT_KIND", "REMOVED_KIND", "Counts", "TextRules", "Walk"]
 
@@ -86,11 +86,21 @@ class TextRules:
     """Per active channel, a run of its characters: counts what bulk cleaning removed."""
     everything_active: bool
     strip_tags: bool
-    bulk_bytes: Stripper
-    """Removes every active character from UTF-8 bytes, counted per channel."""
-    selector_sweep: SelectorSweep | None
-    """Removes the selectors no context can make legitimate, before the walk; None unless
-    selectors are stripped and no channel is `flag`."""
+    active_channels: tuple[str, ...]
+    sweeps_selectors: bool
+    """Whether selectors are stripped and no channel is `flag` (see `selector_sweep`)."""
+
+    @property
+    def bulk_bytes(self) -> Stripper:
+        """Removes every active character from UTF-8 bytes, counted per channel (built on
+        first use, which a process that never meets such a text does not pay)."""
+        return bulk_stripper(self.active_channels)
+
+    @property
+    def selector_sweep(self) -> SelectorSweep | None:
+        """Removes the selectors no context can make legitimate, before the walk; None unless
+        `sweeps_selectors` (built on first use, likewise)."""
+        return sweep_for(self.active_channels) if self.sweeps_selectors else None
 
     @property
     def inert(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from visiongate.engine import Decision, ExecutionSettings, NativeSettings, SanitizeSettings
@@ -59,6 +60,20 @@ _SCREEN_STREAMS = frozenset({"computer_use", "browser"})
 
 
 @dataclass(frozen=True)
+class DecidedLane:
+    """The decision as a lane reads it, taken from the `Decision` once: its lane, and what the
+    fact resolver knew (with the provider route), or None for a decision on facts given
+    directly (`decide_facts`)."""
+
+    lane: str
+    resolved: ResolvedFacts | None
+
+    @classmethod
+    def of(cls, decision: Decision) -> DecidedLane:
+        return cls(decision.lane, decision.extra)
+
+
+@dataclass(frozen=True)
 class LaneContext:
     """One decision and what carrying it out needs, for one tool result."""
 
@@ -91,9 +106,14 @@ class LaneContext:
         """The end of a note on an image kept out: how the model can see `what`, if it can."""
         return ask_tool(self.image_tool, what)
 
+    @cached_property
+    def decided(self) -> DecidedLane:
+        """The decision's inputs to this lane, read once (every step below reads them here)."""
+        return DecidedLane.of(self.decision)
+
     @property
     def resolved(self) -> ResolvedFacts:
-        extra = self.decision.extra
+        extra = self.decided.resolved
         if extra is None:
             # `decide_facts` has no provider route, so there is no payload shape to fit.
             raise ValueError("routing needs a decision made by `Gate.decide(provider, model)`")
@@ -105,7 +125,7 @@ class LaneContext:
 
     @property
     def lane(self) -> str:
-        return self.decision.lane
+        return self.decided.lane
 
     @property
     def native_settings(self) -> NativeSettings:

@@ -7,16 +7,17 @@ verdict rests on is cited; a base URL route names a provider) -> build.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from visiongate.kernel.shapes import SHAPES
 
-from .._diagnostics import Diagnostic, has_errors
+from .._diagnostics import Diagnostic
 from .._validate import validate
-from .._yaml import DocumentPath, LoadedYaml, load_yaml
+from .._yaml import DocumentPath, LoadedYaml
+from .._yaml._staged import Staged, run_stages, stage_yaml
 from ._registry import ProviderRegistry
 from ._registry_schema import (
     CITED_EVIDENCE,
@@ -41,18 +42,9 @@ _LIMIT_KEYS = ("formats", "max_image_base64", "max_edge_px", "max_images_per_req
 
 
 @dataclass
-class _Context:
-    text: str
-    file: str
-    loaded: LoadedYaml | None = None
+class _Context(Staged):
     document: dict[str, Any] | None = None
     registry: ProviderRegistry | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def _stage_yaml(context: _Context) -> None:
-    context.loaded = load_yaml(context.text, context.file)
-    context.diagnostics.extend(context.loaded.diagnostics)
 
 
 def _stage_schema(context: _Context) -> None:
@@ -80,7 +72,7 @@ def _stage_build(context: _Context) -> None:
 
 
 STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
-    ("load_yaml", _stage_yaml),
+    ("load_yaml", stage_yaml),
     ("schema", _stage_schema),
     ("names", _stage_names),
     ("evidence", _stage_evidence),
@@ -92,11 +84,7 @@ def analyze_registry_text(
     text: str, file: str = "<registry>"
 ) -> tuple[ProviderRegistry | None, list[Diagnostic]]:
     """Run every stage that can run; never raises for bad input (the linter's entry point)."""
-    context = _Context(text, file)
-    for _name, stage in STAGES:
-        stage(context)
-        if has_errors(context.diagnostics):
-            break
+    context = run_stages(_Context(text, file), STAGES)
     return context.registry, context.diagnostics
 
 
