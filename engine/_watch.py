@@ -22,13 +22,14 @@ import concurrent.futures
 import logging
 import os
 import queue
-import stat
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from visiongate.kernel._files import check_regular, read_regular_file
 
 from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
@@ -61,14 +62,6 @@ class ReloadResult:
 PolicySource = str | Path | None
 QUIET_SECONDS: Final = 0.05
 """How long a file renamed into place must be left unwritten before it counts as complete."""
-_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no FIFOs to fear
-_KINDS: Final = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
 
 
 @dataclass(frozen=True)
@@ -93,31 +86,7 @@ class Seen:
 def read_policy_file(path: str | Path, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> bytes:
     """The bytes of a regular file of at most `max_bytes`, read without ever blocking on what
     is not one; `OSError` (with a `strerror` that says why) otherwise."""
-    _check_regular(os.stat(path), path)
-    descriptor = os.open(path, os.O_RDONLY | _NONBLOCK)
-    try:
-        status = os.fstat(descriptor)
-        _check_regular(status, path)  # replaced between the two looks
-        if status.st_size > max_bytes:
-            raise OSError(0, f"larger than {max_bytes:,} bytes ({status.st_size:,})", str(path))
-        pieces: list[bytes] = []
-        left = max_bytes + 1
-        while left > 0 and (piece := os.read(descriptor, min(left, 1 << 20))):
-            pieces.append(piece)
-            left -= len(piece)
-        data = b"".join(pieces)
-    finally:
-        os.close(descriptor)
-    if len(data) > max_bytes:
-        raise OSError(0, f"larger than {max_bytes:,} bytes", str(path))
-    return data
-
-
-def _check_regular(status: os.stat_result, path: str | Path) -> None:
-    if stat.S_ISREG(status.st_mode):
-        return
-    kind = next((name for test, name in _KINDS if test(status.st_mode)), "not a regular file")
-    raise OSError(0, f"not a regular file ({kind})", str(path))
+    return read_regular_file(path, max_bytes)
 
 
 def refuse_irregular(source: PolicySource) -> None:
@@ -127,7 +96,7 @@ def refuse_irregular(source: PolicySource) -> None:
     try:
         if path is None or not path.exists():
             return  # bundled, or missing: the reader says so in its own words
-        _check_regular(os.stat(path), path)
+        check_regular(os.stat(path), path)
     except OSError as error:
         raise PolicyError(
             [

@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cli_helpers import FACTS, POLICIES, ROOT, TARGET, environment, no_traceback, run
+from _cli_helpers import (
+    FACTS,
+    POLICIES,
+    ROOT,
+    TARGET,
+    environment,
+    no_traceback,
+    run,
+    run_process,
+)
 
 from visiongate.adapters.mcp.example_server import screenshot_png, server_command
 from visiongate.cli import COMMANDS, EXIT_CODES
@@ -372,3 +381,58 @@ def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_130() -> None:
         alias.name for node in entry.body if isinstance(node, ast.Import) for alias in node.names
     }
     assert imported == {"sys"}  # nothing else stands between start-up and the `try`
+
+
+# -- files that are no regular file (issue 36) ------------------------------------------------
+
+NOT_FILES = {
+    "a FIFO": ("not a regular file (a FIFO)", lambda path: os.mkfifo(path)),
+    "a /dev/zero link": (
+        "not a regular file (a character device)",
+        lambda path: path.symlink_to("/dev/zero"),
+    ),
+}
+READERS = {
+    "lint --config": ["lint", "--config", "{}"],
+    "fmt --check": ["fmt", "--check", "{}"],
+    "decide --config": ["decide", "--config", "{}", *TARGET],
+    "decide --policy": ["decide", "--policy", "{}", *TARGET],
+    "explain --policy": ["explain", "--policy", "{}"],
+    "diff": ["diff", "{}", "default"],
+    "route --image": ["route", "--source", "mcp", "--image", "{}", *TARGET],
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("kind", NOT_FILES)
+@pytest.mark.parametrize("reader", READERS)
+def test_a_path_that_is_no_regular_file_is_refused_unread(
+    reader: str, kind: str, tmp_path: Path
+) -> None:
+    """Regression (issue 36): a FIFO hung `lint --config` and `decide --config`, `/dev/zero`
+    grew `lint --config` to 10.4 GB and `fmt --check` to 8 GB, `route --image` to 19 GB, and
+    `decide`/`explain`/`diff --policy` said "no such file". Each is one line and exit 2."""
+    said, make = NOT_FILES[kind]
+    path = tmp_path / "input.yaml"
+    make(path)
+    argv = [part.replace("{}", str(path)) for part in READERS[reader]]
+    command = [sys.executable, "-m", "visiongate", *argv]
+    try:
+        done = subprocess.run(
+            command, env=environment(tmp_path), capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{reader}` on {kind} ran on 30 s")
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert no_traceback(done.stdout, done.stderr)
+
+
+def test_route_refuses_an_image_file_over_its_cap_without_reading_it(tmp_path: Path) -> None:
+    """Regression (issue 36): a 2 GB file was read whole (7.1 GB) before it was refused."""
+    huge = tmp_path / "huge.png"
+    with huge.open("wb") as sparse:  # no disk used: a hole of 300 MB
+        sparse.truncate(300 * 1024 * 1024)
+    done = run_process(["route", "--source", "mcp", "--image", str(huge), *TARGET], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "larger than 268,435,456 bytes (314,572,800)" in done.stderr, done.stderr

@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import yaml
 
+from visiongate.kernel._files import read_regular_file
+
 from .._diagnostics import Diagnostic, Location, PolicyError
 from ._build import Builder
 from ._scalars import DEFAULT_LIMITS, DocumentPath, LoadAbort, YamlLimits, shown
@@ -68,6 +70,8 @@ class LoadedYaml:
         return self.locations.get((), Location(self.file, 1, 1))
 
 
+_UNCAPPED: Final = 1 << 40
+"""The cap of a caller that asked for none: still a regular file only."""
 NOT_UTF8: Final = "not UTF-8 text"
 """How an unreadable file's diagnostic ends when the file is there but is not text: a file
 that fails to load (exit 3), where a missing one is a usage error (exit 2)."""
@@ -79,10 +83,11 @@ def read_source_file(
     """The text of a policy, registry, catalog or config file (`kind` names which, e.g.
     `agent config`); `PolicyError` at the file's own location if unreadable.
 
-    At most `max_bytes` are read: a larger file is refused without reading it whole."""
+    At most `max_bytes` are read: a larger file is refused without reading it whole; a FIFO or
+    a device at the path is refused unread (`kernel._files`)."""
     try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(-1 if max_bytes is None else max_bytes + 1)
+        cap = _UNCAPPED if max_bytes is None else max_bytes + 1
+        data = read_regular_file(path, cap, whole=False)
         if max_bytes is not None and len(data) > max_bytes:
             raise PolicyError([_file_too_large(str(path), f"more than {max_bytes:,}", max_bytes)])
         return data.decode("utf-8")

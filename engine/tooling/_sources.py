@@ -11,9 +11,11 @@ import subprocess
 from pathlib import Path
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import check_regular, read_regular_file
 from visiongate.kernel._suggest import closest
 
 from .._load import bundled_policy_names, bundled_policy_text, is_bundled_policy
+from .._yaml import DEFAULT_LIMITS
 
 
 class SourceError(VisiongateError, ValueError):
@@ -41,6 +43,8 @@ def check_policy_reference(spec: str) -> str:
         return spec
     if path.is_dir():
         raise SourceError(f"`{spec}` is a directory, not a policy file")
+    if path.exists():  # a FIFO, a device: refused unread (reading one blocks or never ends)
+        raise SourceError(f"cannot read the policy `{spec}`: {_not_regular(path)}")
     if spec.endswith((".yaml", ".yml")) or "/" in spec.replace("examples/", "", 1):
         raise SourceError(f"cannot read the policy `{spec}`: no such file")
     raise SourceError(
@@ -53,7 +57,7 @@ def read_source(spec: str) -> tuple[str, str]:
     path = Path(spec)
     if path.is_file():
         try:
-            return path.read_text(encoding="utf-8"), spec
+            return read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8"), spec
         except (OSError, UnicodeDecodeError) as error:
             raise SourceError(
                 f"cannot read `{spec}`: {getattr(error, 'strerror', None) or error}"
@@ -64,6 +68,8 @@ def read_source(spec: str) -> tuple[str, str]:
         return _git_show(spec), spec
     if path.is_dir():
         raise SourceError(f"`{spec}` is a directory, not a policy file")
+    if path.exists():
+        raise SourceError(f"cannot read `{spec}`: {_not_regular(path)}")
     if spec.endswith((".yaml", ".yml")):
         raise SourceError(f"cannot read `{spec}`: no such file")
     raise SourceError(
@@ -85,3 +91,11 @@ def _git_show(spec: str) -> str:
         reason = (done.stderr.strip().splitlines() or ["unknown error"])[0]
         raise SourceError(f"git cannot show `{spec}`: {reason}")
     return done.stdout
+
+
+def _not_regular(path: Path) -> str:
+    try:
+        check_regular(path.stat(), path)
+    except OSError as error:
+        return error.strerror or "not a regular file"
+    return "not a regular file"

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from visiongate.kernel._files import read_regular_file
+
 from ..._decision import package_version
 from ..._load import bundled_policy_text, is_bundled_policy
 from ..._policy import source_sha256
+from ..._yaml import DEFAULT_LIMITS
 from ._read import PolicyKey
 
 
@@ -92,6 +95,6 @@ def _legacy_bundled_name(path: str) -> str | None:
 
 def file_sha256(path: str) -> str | None:
     try:
-        return source_sha256(Path(path).read_text(encoding="utf-8"))
+        return source_sha256(read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None

@@ -17,9 +17,10 @@ from typing import Any, Literal
 
 from visiongate.kernel._display import one_line
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import read_regular_file
 
 from ..._diagnostics import Diagnostic
-from ..._yaml import load_yaml
+from ..._yaml import DEFAULT_LIMITS, load_yaml
 from .._discover import looks_like_policy, looks_like_policy_test
 from . import _layout, _tree
 
@@ -152,7 +153,7 @@ def format_text(text: str, label: str = "<policy>", kind: Kind | None = None) ->
 def format_file(path: Path, shown: str, kind: Kind | None = None) -> Formatted:
     """Read and format one file; raises `FormatError` (and `OSError` when unreadable)."""
     try:
-        original = path.read_text(encoding="utf-8")
+        original = read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(f"`{shown}` is not UTF-8 text") from None
     return Formatted(path, original, format_text(original, shown, kind))

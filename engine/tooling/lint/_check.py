@@ -13,9 +13,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from visiongate.kernel._files import read_regular_file
+
 from ..._diagnostics import SEVERITY_RANK, Diagnostic, Location, PolicyError, Severity
 from ..._load import CompiledPolicy, analyze_policy_text
-from ..._yaml import LoadedYaml, load_yaml, read_source_file
+from ..._yaml import DEFAULT_LIMITS, LoadedYaml, load_yaml, read_source_file
 from .._discover import display_path, find_policies
 from .._project import Project, find_project
 from ._codes import LINT_CODES, lint_code
@@ -205,7 +207,7 @@ def lint_config(path: str | Path, options: LintOptions | None = None) -> FileRep
     the keys it reads (warnings). Never raises for a bad file."""
     shown = display_path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         found = (

@@ -17,6 +17,7 @@ full disk are handled for every command by `visiongate.cli.main`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import check_regular
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate, PolicyError
@@ -119,8 +121,9 @@ def check_input_file(path: str | None, kind: str) -> None:
     if candidate.is_dir():
         raise UsageError(f"cannot read the {kind} `{path}`: it is a directory")
     try:
-        with candidate.open("rb"):
-            pass
+        # Looked at, then opened without blocking: opening a FIFO waits for a writer for ever.
+        check_regular(os.stat(candidate), candidate)
+        os.close(os.open(candidate, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
     except OSError as error:
         raise UsageError(f"cannot read the {kind} `{path}`: {reason(error)}") from None
 

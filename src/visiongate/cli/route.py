@@ -24,8 +24,10 @@ from visiongate.cli._common import (
     checked,
     command_label,
     fail,
+    reason,
     write_output,
 )
+from visiongate.kernel._files import read_regular_file
 from visiongate.kernel.shapes import API_NAMES  # the shapes' own list; imports nothing heavy
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 SOURCES = ("mcp", "computer_use", "browser", "vision_analyze")
 SCHEMA_VERSION = 1
 _SINGLE_IMAGE_SOURCES = ("computer_use", "browser", "vision_analyze")
+MAX_IMAGE_FILE_BYTES = 256 * 1024 * 1024
+"""The largest `--image` file read: far past any image the router would fit."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -90,13 +94,22 @@ async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
     if args.source == "mcp":
         result = mcp_result(files, args.text)
         return router, await router.mcp(result, tool_name=args.tool_name, **target)
-    data = files[0].read_bytes()
+    data = read_image_file(files[0])
     if args.source == "vision_analyze":
         routed = await router.vision_analyze(data, args.question, path=str(files[0]), **target)
         return router, routed
     return router, await router.screenshot(
         data, source=args.source, path=str(files[0]), text=args.text, **target
     )
+
+
+def read_image_file(path: Path) -> bytes:
+    """An `--image` file: a regular file of at most `MAX_IMAGE_FILE_BYTES`, else `UsageError`
+    (a 2 GB file was read whole, 7.1 GB of memory, before it was refused)."""
+    try:
+        return read_regular_file(path, MAX_IMAGE_FILE_BYTES)
+    except OSError as error:
+        raise UsageError(f"cannot read the image `{path}`: {reason(error)}") from None
 
 
 def build_router(args: argparse.Namespace) -> Router:
@@ -113,7 +126,7 @@ def mcp_result(files: list[Path], text: str) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for file in files:
         declared = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
-        encoded = base64.b64encode(file.read_bytes()).decode("ascii")
+        encoded = base64.b64encode(read_image_file(file)).decode("ascii")
         blocks.append({"type": "image", "data": encoded, "mimeType": declared})
     return {"content": blocks}
 
