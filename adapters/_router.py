@@ -24,7 +24,7 @@ from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
 from ._part_request import PartRequest
 from ._routed import RoutedResult
-from .images._part import image_part
+from .images._process import image_part
 from .payloads import Payload, ToolCall, render_payload, render_turn
 from .sanitize._listings import sanitize_prompts, sanitize_resources, sanitize_tools
 from .sanitize._sanitizer import Sanitizer

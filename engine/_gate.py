@@ -49,10 +49,10 @@ from ._watch import (
 from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
 from .facts._config import AgentConfig
-from .facts._registry import ProviderRegistry
-from .facts._registry_types import build
 from .facts._resolver import FactResolver, ResolvedFacts
 from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
+from .facts.registry._registry import ProviderRegistry
+from .facts.registry._types import build
 
 __all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
 

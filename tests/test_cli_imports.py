@@ -138,7 +138,7 @@ def test_decide_facts_imports_no_adapter_sdk_or_image_library(home: Path) -> Non
     loaded_modules(*argv, home=home)  # fills the compile cache
     modules = loaded_modules(*argv, home=home)
     assert not roots(modules) & {"mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema"}
-    assert "visiongate.engine.facts._registry_load" not in modules  # the registry is not read
+    assert "visiongate.engine.facts.registry._load" not in modules  # the registry is not read
 
 
 def test_lint_with_a_warm_cache_imports_no_validator(home: Path) -> None:
@@ -155,7 +155,7 @@ def test_decide_with_warm_tables_imports_no_validator(home: Path) -> None:
     loaded_modules(*argv, home=home)  # fills the compile cache and the fact tables
     modules = loaded_modules(*argv, home=home)
     assert not roots(modules) & {"cerberus", "mcp", "PIL", "httpx", "pydantic", "ruamel"}
-    assert "visiongate.engine.facts._registry_load" not in modules  # read back, not parsed
+    assert "visiongate.engine.facts.registry._load" not in modules  # read back, not parsed
     assert "visiongate.engine._validate" not in modules
 
 

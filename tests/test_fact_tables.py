@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from visiongate.engine.facts import _catalog, _registry, _tables
+from visiongate.engine.facts import _catalog, _tables
 from visiongate.engine.facts._catalog import ModelCatalog
-from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts.registry import _registry
+from visiongate.engine.facts.registry._registry import ProviderRegistry
 
 
 @pytest.fixture

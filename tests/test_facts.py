@@ -17,8 +17,8 @@ from visiongate.engine import PolicyError
 from visiongate.engine._vocabulary import FACTS
 from visiongate.engine.facts._catalog import ModelCatalog
 from visiongate.engine.facts._config import AgentConfig, coerce_bool
-from visiongate.engine.facts._registry import ProviderRegistry
 from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
+from visiongate.engine.facts.registry._registry import ProviderRegistry
 
 DATA = Path(__file__).parent / "data" / "facts"
 REGISTRY_TEXT = (Path(__file__).parent.parent / "policies" / "providers.yaml").read_text("utf-8")

@@ -20,7 +20,7 @@ import pytest
 from visiongate.adapters._routed import RoutedResult
 from visiongate.adapters.images import ProcessedImage
 from visiongate.adapters.payloads._render import API_NAMES, render_payload
-from visiongate.engine.facts._registry import ProviderRegistry, ProviderRoute
+from visiongate.engine.facts.registry._registry import ProviderRegistry, ProviderRoute
 
 GOLDEN = Path(__file__).parent / "data" / "payloads"
 REGENERATE = os.environ.get("VISIONGATE_REGEN_GOLDEN") == "1"

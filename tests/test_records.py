@@ -19,7 +19,7 @@ from visiongate.adapters.mcp.example_server import tile_png
 from visiongate.adapters.payloads import API_NAMES
 from visiongate.adapters.sources import _lane
 from visiongate.engine import Gate
-from visiongate.engine.facts._registry import ProviderRegistry
+from visiongate.engine.facts.registry._registry import ProviderRegistry
 
 ROOT = Path(__file__).parent.parent
 BUNDLED_REGISTRY = (ROOT / "policies" / "providers.yaml").read_text("utf-8")

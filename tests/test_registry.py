@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from visiongate.engine import PolicyError
-from visiongate.engine.facts._registry import (
+from visiongate.engine.facts.registry._load import analyze_registry_text
+from visiongate.engine.facts.registry._registry import (
     API_NAMES,
     MEDIA_TYPES,
     ProviderOverride,
     ProviderRegistry,
 )
-from visiongate.engine.facts._registry_load import analyze_registry_text
 
 DATA = yaml.safe_load(
     (Path(__file__).parent / "data" / "facts" / "registry_errors.yaml").read_text("utf-8")

@@ -19,10 +19,10 @@ from visiongate.engine import Gate
 from visiongate.engine.facts import AgentConfig, ModelCatalog, ProviderRegistry
 from visiongate.engine.facts._catalog import CatalogAnswer
 from visiongate.engine.facts._keys import typo_key
-from visiongate.engine.facts._registry_types import Patterns
 from visiongate.engine.facts._resolver import FactResolver
 from visiongate.engine.facts._routes import RouteOverlay
 from visiongate.engine.facts._runtimes import RuntimeProbe
+from visiongate.engine.facts.registry._types import Patterns
 
 EXAMPLES = settings(max_examples=300, deadline=None)
 

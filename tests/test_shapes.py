@@ -26,8 +26,8 @@ from visiongate.adapters.probe import PROBE_APIS
 from visiongate.cli import probe as probe_cli
 from visiongate.cli import route as route_cli
 from visiongate.engine import SOURCES, Gate
-from visiongate.engine.facts._registry import ProviderRegistry
-from visiongate.engine.facts._registry_schema import API_NAMES as REGISTRY_API_NAMES
+from visiongate.engine.facts.registry._registry import ProviderRegistry
+from visiongate.engine.facts.registry._schema import API_NAMES as REGISTRY_API_NAMES
 from visiongate.kernel import shapes
 
 REGISTRY = (Path(__file__).parent.parent / "policies" / "providers.yaml").read_text("utf-8")

@@ -6,15 +6,18 @@ was already in an accepted format first aims at no more bytes than it had (a 256
 screenshot JPEG of 107 KB must not come back as a 1568x882 JPEG of 168 KB, re-sent on every
 later request), and takes the rest of the budget only if that cannot be done at the quality
 floors. A strip too thin to show anything is refused; a tall or wide capture the ceiling would
-shrink below legibility becomes tiles (`_tiles`), when the caller asks for them.
+shrink below legibility becomes tiles (`_tiles`), when the caller asks for them. A part a model
+asks for (`image_part`) is cut from the original at 1:1.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from dataclasses import dataclass
 from typing import Final
 
+from .._part_request import PartError, PartRequest
 from ._container.passthrough import Header, pass_through, read_header
 from ._container.repair import drop_unused_chunks
 from ._decode import DecodedImage, decode, fitted_size
@@ -300,3 +303,43 @@ def scale_note(
             f"{factor(original_height / height)} to map to the original"
         )
     return note + (f"; first frame of {frames}" if frames > 1 else "")
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """A part cut from an original: its pixels at 1:1 as PNG, where it lies, and how the
+    model maps it back (`note`)."""
+
+    data: bytes
+    region: Region
+    original: tuple[int, int]
+
+    @property
+    def note(self) -> str:
+        return part_note(self.region, *self.original)
+
+
+def image_part(data: bytes, request: PartRequest) -> ImagePart:
+    """The part of `data` (as displayed) that `request` asks for; `PartError` for a request
+    outside the image or data that is no image it can cut (blocking: it decodes)."""
+    sniffed = sniff_media_type(data)
+    try:
+        if sniffed is None or sniffed not in DECODABLE:
+            raise Refusal("refused: not a recognised image format")
+        width, height = read_header(data, sniffed).displayed
+        region = Region(*request.within(width, height))
+        return ImagePart(region_png(data, region), region, (width, height))
+    except (Refusal, MemoryError) as error:
+        reason = error.reason if isinstance(error, Refusal) else "not enough memory"
+        cause = reason.removeprefix("refused: ")
+        raise PartError(f"no part of this image can be cut ({cause})") from error
+
+
+def part_note(region: Region, width: int, height: int) -> str:
+    """`region 0,6000 1280x1568 of the 1280x12000 original (add left and top to map x and y
+    back to it)`: one line the model reads with the part."""
+    return (
+        f"the region left {region.left}, top {region.top}, {region.width}x{region.height} of "
+        f"the {width}x{height} original; add {region.left} to x and {region.top} to y to map "
+        "back to it"
+    )

@@ -15,10 +15,10 @@ so what is returned is exactly the image the proxy wrote. The image is routed as
 `vision_analyze` call: fitted for the model in the native lane, described by the auxiliary
 backend in the text lane (`execution.text.vision_analyze`).
 
-A call may ask for a part of the image instead of the whole (`images._part`): `region`, a
-rectangle in the original's pixels (a zoom), or `rows_from`, the rows of a tall page from an
-offset (what its tiles and description left out). The part is cut from the cached original
-at 1:1 and fitted on its own, so it is never the tiles already sent.
+A call may ask for a part of the image instead of the whole (`images._process.image_part`):
+`region`, a rectangle in the original's pixels (a zoom), or `rows_from`, the rows of a tall
+page from an offset (what its tiles and description left out). The part is cut from the
+cached original at 1:1 and fitted on its own, so it is never the tiles already sent.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from visiongate.kernel.shapes import API_NAMES
 
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._config import AgentConfig
-from ._registry import ProviderOverride, ProviderRegistry, ProviderRoute
 from ._resolver import FactResolver, ResolvedFacts
+from .registry._registry import ProviderOverride, ProviderRegistry, ProviderRoute
 
 __all__ = [
     "API_NAMES",

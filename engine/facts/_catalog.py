@@ -32,7 +32,7 @@ from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
 from ._fetch import JsonTooDeep, parse_json
 from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
-from ._registry_types import build
+from .registry._types import build
 
 Verdict = Literal["vision", "no_vision", "unknown"]
 

@@ -24,7 +24,7 @@ from .._yaml import DocumentPath
 from .._yaml import shown as one_line
 from ._config_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
 from ._keys import provider_key
-from ._registry import API_NAMES, ProviderOverride
+from .registry._registry import API_NAMES, ProviderOverride
 
 __all__ = ["ProviderDeclaration", "Reader", "Sourced", "custom_name", "read_declaration"]
 

@@ -34,10 +34,10 @@ from ._catalog import CatalogAnswer, ModelCatalog
 from ._catalog_store import facts_cache_dir
 from ._config import AgentConfig, ProviderDeclaration, Sourced
 from ._keys import model_id, provider_key
-from ._registry import ModelRef, ProviderRegistry, ProviderRoute
-from ._registry_types import build
 from ._routes import LearnedRoute, RouteOverlay
 from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url, is_private_url
+from .registry._registry import ModelRef, ProviderRegistry, ProviderRoute
+from .registry._types import build
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8

@@ -89,8 +89,8 @@ def _fingerprint() -> str:
 
     digest = hashlib.sha256(engine_fingerprint().encode())
     for folder in (Path(__file__).parent, Path(shapes.__file__).parent):
-        for module in sorted(folder.glob("*.py")):
-            digest.update(module.name.encode() + b"\0" + module.read_bytes())
+        for module in sorted(folder.rglob("*.py")):
+            digest.update(str(module.relative_to(folder)).encode() + b"\0" + module.read_bytes())
     return digest.hexdigest()[:24]
 
 

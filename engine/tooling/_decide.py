@@ -53,7 +53,7 @@ def facts_gate(
     ones is most of the time `Gate.load` takes). Raises `PolicyError` as `Gate.load` does."""
     from .._gate import Gate
     from ..facts._catalog import ModelCatalog
-    from ..facts._registry import ProviderRegistry
+    from ..facts.registry._registry import ProviderRegistry
 
     nothing: MappingProxyType[Any, Any] = MappingProxyType({})
     no_catalog = ModelCatalog.empty()

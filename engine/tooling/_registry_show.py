@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts._registry import ProviderRegistry, path_of
-from ..facts._registry_schema import EVIDENCE_MEANS
-from ..facts._registry_types import Entry, Evidence, MessageRule, Veto
 from ..facts._resolver import FactResolver, ResolvedFacts
+from ..facts.registry._registry import ProviderRegistry, path_of
+from ..facts.registry._schema import EVIDENCE_MEANS
+from ..facts.registry._types import Entry, Evidence, MessageRule, Veto
 
 __all__ = ["entry_document", "render_entry", "render_route", "route_document"]
 

@@ -7,12 +7,12 @@ from typing import Any, Final
 
 from visiongate.kernel.shapes import API_NAMES, USER_AFTER_TOOL
 
-from .._diagnostics import Diagnostic
-from .._validate import as_list, recode, strip_text
-from .._vocabulary import FACTS
-from .._yaml import LoadedYaml
-from ._registry_types import EVIDENCE, MEDIA_TYPES
-from ._runtimes import RUNTIMES
+from ..._diagnostics import Diagnostic
+from ..._validate import as_list, recode, strip_text
+from ..._vocabulary import FACTS
+from ..._yaml import LoadedYaml
+from .._runtimes import RUNTIMES
+from ._types import EVIDENCE, MEDIA_TYPES
 
 __all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 

@@ -1,6 +1,6 @@
 """The provider registry: does an image inside a tool result reach this provider and model?
 
-The registry is data (`policies/providers.yaml`), validated like a policy (`_registry_load`).
+The registry is data (`policies/providers.yaml`), validated like a policy (`_load`).
 Every verdict carries its evidence: `documented`, `field` or `assumed` in the file, and
 `declared` when the agent config says so. A verdict `accepts` is the `path` fact `accepts`
 only on trusted evidence (`TRUSTED_EVIDENCE`), else `unverified`; `refuses` is always
@@ -27,10 +27,10 @@ from typing import Final, NamedTuple, TypeVar
 
 from visiongate.kernel.shapes import API_NAMES, shape_named
 
-from .._diagnostics import Diagnostic, PolicyError, has_errors
-from .._yaml import read_source_file
-from ._keys import model_id, provider_key
-from ._registry_types import (
+from ..._diagnostics import Diagnostic, PolicyError, has_errors
+from ..._yaml import read_source_file
+from .._keys import model_id, provider_key
+from ._types import (
     EVIDENCE,
     MEDIA_TYPES,
     Entry,
@@ -219,7 +219,7 @@ class ProviderRegistry:
     @classmethod
     def from_text(cls, text: str, file: str = "<registry>") -> ProviderRegistry:
         """Load and validate a registry; raise `PolicyError` carrying every diagnostic."""
-        from ._registry_load import analyze_registry_text
+        from ._load import analyze_registry_text
 
         registry, diagnostics = analyze_registry_text(text, file)
         if registry is None or has_errors(diagnostics):
@@ -576,7 +576,7 @@ def _profile_lookups(
 
 @functools.lru_cache(maxsize=1)
 def _bundled_registry() -> ProviderRegistry:
-    from ._tables import cached_table
+    from .._tables import cached_table
 
     text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
     load = functools.partial(ProviderRegistry.from_text, text, BUNDLED_FILE)

@@ -14,18 +14,18 @@ from typing import Any
 
 from visiongate.kernel.shapes import SHAPES
 
-from .._diagnostics import Diagnostic
-from .._validate import validate
-from .._yaml import DocumentPath, LoadedYaml
-from .._yaml._staged import Staged, run_stages, stage_yaml
+from ..._diagnostics import Diagnostic
+from ..._validate import validate
+from ..._yaml import DocumentPath, LoadedYaml
+from ..._yaml._staged import Staged, run_stages, stage_yaml
 from ._registry import ProviderRegistry
-from ._registry_schema import (
+from ._schema import (
     CITED_EVIDENCE,
     REGISTRY_SCHEMA,
     place_registry_diagnostic,
     refine_registry_diagnostic,
 )
-from ._registry_types import (
+from ._types import (
     Entry,
     Evidence,
     MessageRule,
