@@ -85,9 +85,10 @@ def test_pydantic_ai_model_gets_an_image_only_on_a_vision_route(route: str) -> N
     assert "MEDIA:" in text
     if route == "vision":
         [image] = images
-        assert image.media_type == "image/jpeg"
-        fitted_screenshot(image.data)
-        assert "[image 1 attached: 1568x882 JPEG" in text
+        # A format the route accepts (OpenAI's: JPEG, PNG, WebP), the one the note names.
+        assert image.media_type in ("image/jpeg", "image/png", "image/webp")
+        assert fitted_screenshot(image.data).format == image.media_type[6:].upper()
+        assert f"[image 1 attached: 1568x882 {image.media_type[6:].upper()}" in text
     else:
         assert images == []
         assert "kept out of the conversation (text lane)" in text
@@ -173,9 +174,12 @@ def test_openai_agents_request_body_carries_the_routed_result(
     assert "MEDIA:" in text
     if route == "vision":
         [url] = images
-        assert url.startswith("data:image/jpeg;base64,")
-        fitted_screenshot(base64.b64decode(url.partition(",")[2]))
-        assert "[image 1 attached: 1568x882 JPEG" in text
+        media_type = url.removeprefix("data:").partition(";")[0]
+        assert media_type in ("image/jpeg", "image/png", "image/webp")
+        assert url.startswith(f"data:{media_type};base64,")
+        fitted = fitted_screenshot(base64.b64decode(url.partition(",")[2]))
+        assert fitted.format == media_type[6:].upper()
+        assert f"[image 1 attached: 1568x882 {media_type[6:].upper()}" in text
     else:
         assert images == []
         assert "kept out of the conversation (text lane)" in text

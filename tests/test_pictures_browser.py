@@ -246,7 +246,9 @@ def test_audit_report_prints(browser: Browser, audit_page: tuple[Path, Any]) -> 
     pdf = page.print_pdf(OUTPUT / "audit-report.pdf")
     assert pdf.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
-    assert 2 <= pages <= 30, pages
+    # 31 pages since the fleet's `native` decisions on text-only models carry issue 35's
+    # warning (a section of its own): the bound is a sanity check, not a layout.
+    assert 2 <= pages <= 35, pages
     page.close()
 
 
