@@ -35,7 +35,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ._diagnostics import Diagnostic, Location
-from ._files import replace_file
+from ._files import keep_newest, replace_file
 from ._policy import Policy, condition_matches
 from ._vocabulary import CELL_COUNT, Cell, all_cells
 
@@ -176,13 +176,4 @@ def _write(path: Path, encoded: str) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Not synced: an entry lost in a crash is only compiled again.
     replace_file(path, encoded.encode("utf-8"), prefix=".entry-", suffix=".tmp", sync=False)
-    _trim(path.parent)
-
-
-def _trim(directory: Path) -> None:
-    entries = list(directory.glob("*.json"))
-    if len(entries) <= MAX_ENTRIES:
-        return
-    entries.sort(key=lambda item: item.stat().st_mtime)
-    for stale in entries[: len(entries) - MAX_ENTRIES]:
-        stale.unlink(missing_ok=True)
+    keep_newest(path.parent, "*.json", MAX_ENTRIES)

@@ -1,4 +1,5 @@
-"""Replacing a file whole, for the engine's own state files (the compile cache, the routes)."""
+"""Replacing a file whole, for the engine's own state files (the compile cache, the fact
+tables, the routes) and the playground's Save; keeping a cache folder to its newest entries."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ import tempfile
 from pathlib import Path
 
 
-def replace_file(path: Path, data: bytes, *, prefix: str, suffix: str = "", sync: bool) -> None:
+def replace_file(
+    path: Path,
+    data: bytes,
+    *,
+    prefix: str,
+    suffix: str = "",
+    sync: bool,
+    mode: int | None = None,
+) -> None:
     """Write `data` to a temporary sibling, then rename it over `path`: a reader (which takes
     no lock) sees the old file or the new one, never part of one. `sync` flushes the data to
-    disk before the rename, for a file whose loss after a crash matters."""
+    disk before the rename, for a file whose loss after a crash matters; `mode`, when given,
+    is the new file's permission bits (the temporary file's own are 0600)."""
     handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -18,7 +28,19 @@ def replace_file(path: Path, data: bytes, *, prefix: str, suffix: str = "", sync
             if sync:
                 stream.flush()
                 os.fsync(stream.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def keep_newest(directory: Path, pattern: str, count: int) -> None:
+    """Remove the oldest files of `directory` matching `pattern` beyond the newest `count`."""
+    entries = list(directory.glob(pattern))
+    if len(entries) <= count:
+        return
+    entries.sort(key=lambda item: item.stat().st_mtime)
+    for stale in entries[: len(entries) - count]:
+        stale.unlink(missing_ok=True)

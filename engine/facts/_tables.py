@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
 from .._compile_cache import cache_directory, engine_fingerprint
-from .._files import replace_file
+from .._files import keep_newest, replace_file
 
 __all__ = ["MAX_ENTRIES", "cached_table"]
 
@@ -155,15 +155,6 @@ def _remember(path: Path, table: object) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = FORMAT + hashlib.sha256(body).digest() + body
         replace_file(path, data, prefix=".table-", suffix=".tmp", sync=False)
-        _trim(path.parent)
+        keep_newest(path.parent, "*.table", MAX_ENTRIES)
     except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
         logger.debug("visiongate: fact table %s not written: %s", path, error)
-
-
-def _trim(directory: Path) -> None:
-    entries = list(directory.glob("*.table"))
-    if len(entries) <= MAX_ENTRIES:
-        return
-    entries.sort(key=lambda item: item.stat().st_mtime)
-    for stale in entries[: len(entries) - MAX_ENTRIES]:
-        stale.unlink(missing_ok=True)

@@ -8,11 +8,10 @@ last saved here) is not overwritten unless the person says so.
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 from pathlib import Path
 
+from visiongate.engine._files import replace_file
 from visiongate.kernel._errors import VisiongateError
 
 
@@ -44,19 +43,7 @@ def save_policy(path: Path, text: str, expected: str, overwrite: bool) -> None:
 
 
 def _replace(target: Path, data: bytes, mode: int) -> None:
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-    )
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        replace_file(target, data, prefix=f".{target.name}.", suffix=".tmp", sync=True, mode=mode)
     except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
         raise SaveRefused(f"not saved: cannot write `{target.name}`: {error.strerror}") from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
