@@ -16,6 +16,7 @@ from visiongate.engine._diagnostics import Diagnostic
 from visiongate.engine._load import CompiledPolicy, analyze_policy_text
 from visiongate.engine._vocabulary import FACT_NAMES, all_cells, format_cell
 from visiongate.engine.tooling._diff import PolicyDiff, diff_policies
+from visiongate.engine.tooling._explain import policy_summary
 from visiongate.engine.tooling.lint._check import (
     FileReport,
     LintOptions,
@@ -95,17 +96,14 @@ def _baseline_text(request: Mapping[str, Any]) -> str | None:
 
 
 def _summary(compiled: CompiledPolicy) -> dict[str, Any]:
-    policy = compiled.policy
-    return {
-        "name": policy.name,
-        "version": policy.version,
-        "sha256": policy.sha256,
-        "hit_policy": policy.hit_policy,
-        "default": policy.default,
-        "rules": [
-            {"id": rule.id, "lane": rule.lane, "line": rule.location.line} for rule in policy.rules
-        ],
-    }
+    """`explain --json`'s policy summary without the file (the page names none), plus the rules."""
+    summary = policy_summary(compiled)
+    del summary["path"]
+    summary["rules"] = [
+        {"id": rule.id, "lane": rule.lane, "line": rule.location.line}
+        for rule in compiled.policy.rules
+    ]
+    return summary
 
 
 def cells_document(compiled: CompiledPolicy, diff: PolicyDiff | None) -> list[dict[str, Any]]:
