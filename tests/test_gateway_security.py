@@ -33,6 +33,8 @@ from mcp.types import TextContent
 from visiongate.adapters.mcp.example_server import server_command
 
 pytestmark = pytest.mark.anyio
+CORNER = {"left": 0, "top": 0, "width": 320, "height": 120}
+"""A region of the example server's screenshot that holds a few words."""
 TOKEN = "s3cret-token-for-the-gateway-tests"
 
 
@@ -167,7 +169,8 @@ async def test_another_sessions_media_path_is_refused(guarded: GatewayProcess) -
         stolen = await bob.call_tool("visiongate_view_image", {"path": path})
         assert stolen.is_error
         assert "is not an image this proxy showed you in this session" in _text(stolen)
-        own = await alice.call_tool("visiongate_view_image", {"path": path})
+        # A corner of it (see tests/test_gateway_shared.py): whose path it is is what counts.
+        own = await alice.call_tool("visiongate_view_image", {"path": path, "region": CORNER})
         assert not own.is_error
         bob_shot = await bob.call_tool("screenshot", {})
     # The same picture, kept in each session's own directory.
