@@ -2,7 +2,8 @@
 
 CONTRIBUTING.md's map of `tests/` covers every test file; the pre-commit configuration runs
 the hooks this repository publishes; the `test` extra refers to the other extras instead of
-repeating them; every exception to `filterwarnings = error` says why.
+repeating them; every exception to `filterwarnings = error` says why; the lock that keeps a
+group of tests (the browser's, the npm servers') to one worker at a time holds.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).parent.parent
 PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+pytest_plugins = ["pytester"]
 
 
 def contributing_map() -> dict[str, list[str]]:
@@ -95,3 +99,63 @@ def test_every_warning_filter_is_an_error_or_a_named_commented_exception() -> No
         line = next(index for index, row in enumerate(block) if entry in row)
         above = [row.strip() for row in block[:line] if not row.strip().startswith('"ignore:')]
         assert above and above[-1].startswith("#"), f"say why: {entry}"
+
+
+GROUP_MARK = '@pytest.mark.xdist_group("npm")'
+GROUPED_MODULE = """
+import os
+import time
+
+import pytest
+
+{mark}
+def test_hold() -> None:
+    started = time.time()
+    time.sleep(1.0)
+    line = f"{{os.environ['PYTEST_XDIST_WORKER']}} {{started}} {{time.time()}}\\n"
+    with open({log!r}, "a") as log:
+        log.write(line)
+"""
+
+LOCK_CONFTEST = """
+import importlib.util
+import sys
+
+sys.path.insert(0, {tests!r})
+_spec = importlib.util.spec_from_file_location("suite_conftest", {conftest!r})
+_suite = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_suite)
+_one_group_at_a_time = _suite._one_group_at_a_time
+"""
+
+
+def _two_modules_on_two_workers(
+    pytester: pytest.Pytester, mark: str
+) -> list[tuple[str, float, float]]:
+    """Run two modules of one sleeping test each on two workers, under the suite's own group
+    lock fixture (`conftest._one_group_at_a_time`); each test's (worker, start, end)."""
+    log = pytester.path / "held.log"
+    tests = Path(__file__).parent
+    pytester.makeconftest(
+        LOCK_CONFTEST.format(tests=str(tests), conftest=str(tests / "conftest.py"))
+    )
+    for name in ("test_first", "test_second"):
+        pytester.makepyfile(**{name: GROUPED_MODULE.format(mark=mark, log=str(log))})
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=2)
+    rows = [line.split() for line in log.read_text().splitlines()]
+    return [(worker, float(start), float(end)) for worker, start, end in rows]
+
+
+@pytest.mark.slow
+def test_two_modules_of_a_group_never_run_at_once_on_two_workers(
+    pytester: pytest.Pytester,
+) -> None:
+    """The xdist group lock (`tests/conftest.py`): two modules of the `npm` group, one per
+    worker, run one after the other (without the group they overlap: each sleeps a second and
+    both workers start together)."""
+    held = _two_modules_on_two_workers(pytester, GROUP_MARK)
+    (worker_a, _, end_a), (worker_b, start_b, _) = sorted(held, key=lambda row: row[1])
+    assert worker_a != worker_b and end_a <= start_b
