@@ -42,16 +42,18 @@ def _list(client: httpx2.Client, url: str, session_id: str, **headers: str) -> i
 
 def test_a_full_table_evicts_the_session_idle_longest_never_one_in_use(tmp_path: Path) -> None:
     argv = gateway_argv(
-        ["--listen", "127.0.0.1:0", "--max-sessions", "2", "--evict-idle-after", "10"],
+        ["--listen", "127.0.0.1:0", "--max-sessions", "2", "--evict-idle-after", "5"],
         server_command(),
     )
     with running(argv, tmp_path) as gateway, httpx2.Client(timeout=60) as client:
         _, oldest = raw_initialize(client, gateway.url)  # never deleted
         _, newer = raw_initialize(client, gateway.url)
         assert oldest and newer
-        time.sleep(4)
+        time.sleep(2)
         assert _list(client, gateway.url, newer) == 200  # used: the other is idle longest
-        time.sleep(6.5)
+        # `oldest` is idle over 5 s now; were `newer` too (a slow answer), the idle longest
+        # still goes first.
+        time.sleep(3.5)
         third, third_id = raw_initialize(client, gateway.url)
         assert third.status_code == 200 and third_id
         assert _list(client, gateway.url, oldest) == 404  # evicted: it initializes again

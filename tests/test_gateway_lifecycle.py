@@ -113,7 +113,7 @@ def test_sigterm_drains_calls_in_flight_stops_every_server_and_exits_0(tmp_path:
         )
         assert wait_until(lambda: STARTED in gateway.text())  # the call is at the server
         gateway.process.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        assert wait_until(lambda: "draining:" in gateway.text())  # the signal was taken
         assert client.get(f"{gateway.base}/readyz").status_code == 503
         refused, _ = raw_initialize(client, gateway.url)
         assert refused.status_code == 503 and "shutting down" in refused.text

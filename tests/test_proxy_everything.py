@@ -302,11 +302,11 @@ async def test_a_task_result_is_routed_as_the_tool_s_result(tmp_path: Path) -> N
     created = await client.request("tools/call", call)
     task_id = created["result"]["task"]["taskId"]
     status = ""
-    for _ in range(60):
+    for _ in range(300):
         status = (await client.request("tasks/get", {"taskId": task_id}))["result"]["status"]
         if status in ("completed", "failed"):
             break
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.1)
     assert status == "completed"
     result = (await client.request("tasks/result", {"taskId": task_id}))["result"]
     assert CallToolResult.model_validate(result).content[0].text.startswith("# Research Report")  # type: ignore[union-attr]

@@ -192,13 +192,17 @@ async def test_a_call_that_never_ends_times_out_and_is_cancelled_upstream(tmp_pa
 async def test_a_client_cancellation_reaches_the_server(tmp_path: Path) -> None:
     client = await RawClient.start(proxy_argv(SERVER), tmp_path)
     await client.initialize()
-    params = {"name": "slow", "arguments": {"seconds": 1}}
+    params = {"name": "slow", "arguments": {"seconds": 0.5}}
     await client.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": params})
     cancel = {"requestId": 50, "reason": "user pressed stop"}
     await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
     seen = await client.request("tools/call", {"name": "cancelled", "arguments": {"id": 50}})
     assert seen["result"]["content"][0]["text"].startswith("true")
-    await anyio.sleep(1.5)  # the server's late answer to 50 arrives and is dropped
+    # The server's late answer to 50 arrives and is dropped: the proxy says so on stderr.
+    log = tmp_path / "proxy.log"
+    with anyio.fail_after(30):
+        while "(id 50) was dropped" not in log.read_text(errors="replace"):
+            await anyio.sleep(0.05)
     await client.request("ping")
     assert all(json.loads(line).get("id") != 50 for line in client.lines)
     assert await client.close() == 0
