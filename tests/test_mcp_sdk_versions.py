@@ -41,6 +41,9 @@ def test_core_runs_next_to_the_1x_sdk(tmp_path: Path, capsys: pytest.CaptureFixt
             "pip",
             "install",
             "-q",
+            # No bytecode for the hundreds of modules installed: the core tests import few of
+            # them, and this machine runs with PYTHONDONTWRITEBYTECODE anyway.
+            "--no-compile",
             str(ROOT),
             "mcp>=1.10,<2",
             "pytest>=8",

@@ -52,14 +52,19 @@ def _emitters(trees: dict[Path, ast.Module]) -> dict[str, int]:
     """Function name -> position of its `code` argument, for every function that hands its
     `code` parameter on to `Diagnostic` (directly or through another emitter)."""
     emitters = {"Diagnostic": 0, "replace": 99}  # `dataclasses.replace(d, code="x")`
+    # Only a function with a `code` parameter can hand it on: found once, with its calls.
+    candidates = [
+        (function, [a.arg for a in function.args.args], _calls_in(function))
+        for function in _functions(trees)
+        if "code" in [a.arg for a in function.args.args]
+    ]
     grown = True
     while grown:
         grown = False
-        for function in _functions(trees):
-            params = [a.arg for a in function.args.args]
-            if "code" not in params or function.name in emitters:
+        for function, params, calls in candidates:
+            if function.name in emitters:
                 continue
-            for call in ast.walk(function):
+            for call in calls:
                 name = _callee(call) if isinstance(call, ast.Call) else None
                 if name not in emitters:
                     continue
@@ -71,6 +76,10 @@ def _emitters(trees: dict[Path, ast.Module]) -> dict[str, int]:
                     grown = True
                     break
     return emitters
+
+
+def _calls_in(function: ast.AST) -> list[ast.Call]:
+    return [node for node in ast.walk(function) if isinstance(node, ast.Call)]
 
 
 def _assigned(function: ast.AST, name: str) -> list[ast.expr]:
