@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Final
@@ -46,6 +47,7 @@ __all__ = [
     "emoji_zwj_sequences",
     "has_variation",
     "is_legitimate_single",
+    "standardized_bases",
     "table_codes",
     "variation_bases",
 ]
@@ -158,6 +160,21 @@ def variation_bases(ideographic: bool) -> frozenset[int]:
     """Every character a selector may follow: of the standardized and emoji variation
     sequences (VS1-VS16, the Mongolian selectors), or of the ideographic ones (VS17-VS256)."""
     return frozenset(_ideographic() if ideographic else _variations())
+
+
+def standardized_bases(selector: int) -> frozenset[int]:
+    """Every base a standardized or emoji variation sequence pairs with `selector` (VS1-VS16,
+    the Mongolian selectors)."""
+    return _bases_of()[selector]
+
+
+@cache
+def _bases_of() -> dict[int, frozenset[int]]:
+    bases: dict[int, set[int]] = {}
+    for base, selectors in _variations().items():
+        for selector in selectors:
+            bases.setdefault(selector, set()).add(base)
+    return defaultdict(frozenset, {selector: frozenset(its) for selector, its in bases.items()})
 
 
 def has_variation(base: str, selector: str) -> bool:

@@ -31,6 +31,7 @@ from ._invisible import (
     char_class,
     table_codes,
 )
+from ._runs import lone_selectors, split_runs
 from ._screen import ANY_INVISIBLE, clean_until
 from ._utf8 import encoded
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
@@ -164,10 +165,22 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         ascii_only = _ascii_once_tags_go(text)
         if ascii_only is not None:
             return ascii_only
+    runs = rules.everything_active and bulk
+    split = split_runs(text) if runs else None
+    if split is not None:
+        cleaned, removed, only_tags = split
+        return cleaned, (("tag_chars", len(removed)),) if only_tags else _channel_counts(
+            removed, rules
+        )
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
         return _bulk(text, first.start(), rules)
     swept = rules.selector_sweep.sweep(text) if rules.selector_sweep is not None else None
     if swept is None:
+        # The sweep steps aside where bases are dense (CJK, emoji): a selector after every
+        # such letter is settled at C speed too when selectors are all the text hides.
+        selectors = lone_selectors().clean(text) if runs and rules.sweeps_selectors else None
+        if selectors is not None:
+            return selectors[0], _selector_counts(*selectors[1:])
         return Walk(text, rules).run()
     cleaned, counts = Walk(swept.text, rules).run() if swept.walk else (swept.text, ())
     merged = dict(counts)
@@ -178,6 +191,14 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         if count:
             merged[kind] = merged.get(kind, 0) + count
     return cleaned, tuple(merged.items())
+
+
+def _selector_counts(removed: int, kept: int) -> Counts:
+    counts = (
+        (REMOVED_KIND["variation_selectors"], removed),
+        (KEPT_KIND["variation_selectors"], kept),
+    )
+    return tuple((kind, count) for kind, count in counts if count)
 
 
 def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:
