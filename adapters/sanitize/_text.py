@@ -35,11 +35,13 @@ from ._runs import lone_selectors, split_runs
 from ._screen import ANY_INVISIBLE, clean_until
 from ._utf8 import encoded
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
+from ._words import cap_floods, may_flood
 
 __all__ = [
     "BLACK_FLAG",
     "CANCEL_TAG",
     "FLAGGED_KIND",
+    "FLOOD_KIND",
     "KEPT_KIND",
     "REMOVED_KIND",
     "Counts",
@@ -50,6 +52,8 @@ __all__ = [
 ]
 
 
+FLOOD_KIND: Final = "combining_marks"
+"""The tally's kind for the combining marks cut from a flood (more than 30 in a row)."""
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
@@ -102,6 +106,7 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         strip_tags=modes["tags"] == "strip",
         active_channels=tuple(active_channels),
         sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
+        caps_floods="strip" in modes.values(),
     )
 
 
@@ -152,6 +157,15 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
     """Strip what `rules` forbid; `text` itself comes back when nothing was removed."""
     if text.isascii() or rules.inert:
         return text, ()
+    if rules.caps_floods and may_flood(text):
+        capped, cut = cap_floods(text)
+        if cut:
+            cleaned, counts = _invisible(capped, rules)
+            return cleaned, (*counts, (FLOOD_KIND, cut))
+    return _invisible(text, rules)
+
+
+def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
     start = clean_until(text)
     if start is None:
         return text, ()
