@@ -39,6 +39,7 @@ from ..proxy._relay import log
 from ..proxy._serve import target_notices
 from ..sanitize._line import untrusted_line
 from ._body import read_body, read_message, replayed
+from ._direct import direct_eligible, served_directly
 from ._gateway import Gateway
 from ._metrics import CONTENT_TYPE
 from ._options import SessionTarget, session_target
@@ -147,7 +148,7 @@ class GatewayApp:
         problem = _other_model(request, session)
         if problem is not None:
             return await self._refuse("bad_request", 400, problem, message)(scope, receive, send)
-        await self._in_session(session, scope, receive, send, message)
+        await self._in_session(session, scope, receive, send, message, body)
 
     def _front_door(self, request: Request) -> Response | None:
         checks = self.gateway.checks
@@ -237,7 +238,13 @@ class GatewayApp:
         )
 
     async def _in_session(
-        self, session: Session, scope: Scope, receive: Receive, send: Send, message: Any
+        self,
+        session: Session,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        message: Any,
+        body: bytes | None,
     ) -> None:
         if not _is_request(message):  # a GET, a DELETE, a notification or an answer
             await self._served(session, scope, receive, send, counted=False)
@@ -255,6 +262,16 @@ class GatewayApp:
             refused = self._refuse("concurrency", 429, text, message, code=INTERNAL_ERROR)
             refused.headers["retry-after"] = "1"
             return await refused(scope, receive, send)
+        downstream = session.downstream
+        if (
+            body is not None
+            and downstream is not None
+            and message.get("method") != "initialize"
+            and not session.transport.is_terminated
+            and direct_eligible(Request(scope).headers)
+        ):
+            await served_directly(session, downstream, body, message, receive, send)
+            return
         await self._served(session, scope, receive, send, counted=True)
 
     async def _served(

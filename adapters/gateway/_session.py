@@ -162,6 +162,7 @@ class Session:
                 finally:
                     with anyio.CancelScope(shield=True):
                         forget(self)  # its id answers 404 from now on
+                        self.downstream.end()  # a direct POST still waiting hears why
                         await self.transport.terminate()  # before its streams close
         except Exception as error:  # a session's failure is its own, never the gateway's
             log(f"the session failed: {untrusted_line(f'{type(error).__name__}: {error}', 300)}")
