@@ -27,7 +27,7 @@ from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
 from ..mcp._child import Child
-from ..proxy._relay import log
+from ..proxy.relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
