@@ -9,24 +9,32 @@ character becomes a space, and the result is one clipped line
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from visiongate.engine import SanitizeSettings
 from visiongate.kernel._display import one_line
 
 from ._media import mark_unverified_media
-from ._text import clean_text, compile_text_rules
+from ._text import TextRules, clean_text, compile_text_rules
 
 __all__ = ["STRICT", "untrusted_line"]
 
 STRICT: Final = SanitizeSettings(allowed_flag_tags=())
-_RULES: Final = compile_text_rules(STRICT)
 # Only the start of a long message is cleaned, so the work stays bounded by `limit`.
 _READ_FACTOR: Final = 4
 
 
 def untrusted_line(text: str, limit: int = 300) -> str:
     """`text` cleaned, `MEDIA:`-marked, squeezed onto one line and clipped to `limit`."""
-    cleaned, _ = clean_text(text[: limit * _READ_FACTOR], _RULES)
+    head = text[: limit * _READ_FACTOR]
+    cleaned, _ = (head, ()) if head.isascii() else clean_text(head, _strict_rules())
     marked, _ = mark_unverified_media(cleaned)
     return one_line(marked, limit, unprintable="space")
+
+
+@cache
+def _strict_rules() -> TextRules:
+    # Compiled on the first line that is not ASCII: a process that never meets one (most
+    # proxies before their first answer) does not pay for it (issue 37).
+    return compile_text_rules(STRICT)

@@ -42,16 +42,26 @@ from ._utf8 import Stripper, encoded, stripper
 
 __all__ = ["LoneSelectors", "lone_selectors", "split_runs"]
 
-_RUN: Final = regex.compile(r"(\p{Default_Ignorable_Code_Point}+)")
+_RUN: Final = r"(\p{Default_Ignorable_Code_Point}+)"
 _RUNS_PER_CHARACTER: Final = 64
 """Beyond one run in this many characters the byte stripper is cheaper than the split."""
 _FEWEST_RUNS: Final = 16
 _SAMPLE: Final = 1024
 _BLACK_FLAG: Final = "\U0001f3f4"
-_CONTEXTUAL: Final = re.compile(f"[{char_class(CONTEXTUAL)}]")
-_TAGS: Final = re.compile("[\U000e0000-\U000e007f]*")
-_PRIVATE: Final = re.compile("[\U000f0000-\U000f01ff]")
+_TAGS: Final = "[\U000e0000-\U000e007f]*"
+_PRIVATE: Final = "[\U000f0000-\U000f01ff]"
 """The placeholders' range (`_selectors`): a text holding one takes the walk."""
+
+
+@cache
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    """Compiled on first use: a process that meets no invisible character never pays."""
+    return regex.compile(pattern)
+
+
+@cache
+def _contextual() -> re.Pattern[str]:
+    return re.compile(f"[{char_class(CONTEXTUAL)}]")
 
 
 def split_runs(text: str) -> tuple[str, str, bool] | None:
@@ -61,17 +71,20 @@ def split_runs(text: str) -> tuple[str, str, bool] | None:
     if _BLACK_FLAG in text:
         return None
     # A payload woven between the letters shows in its first characters: a cheap look there.
-    if len(_RUN.findall(text, 0, _SAMPLE)) > _SAMPLE // _RUNS_PER_CHARACTER + _FEWEST_RUNS:
+    if (
+        len(_compiled(_RUN).findall(text, 0, _SAMPLE))
+        > _SAMPLE // _RUNS_PER_CHARACTER + _FEWEST_RUNS
+    ):
         return None
     most = len(text) // _RUNS_PER_CHARACTER + _FEWEST_RUNS
-    parts = _RUN.split(text, maxsplit=most)
+    parts = _compiled(_RUN).split(text, maxsplit=most)
     if len(parts) > 2 * most:
         return None
     runs = parts[1::2]
     removed = "".join(runs)
     # Tags only (the usual smuggling) settle it with one range test: no tag stands alone.
-    only_tags = _TAGS.fullmatch(removed) is not None
-    if not only_tags and _CONTEXTUAL.search(removed) and not all(map(_never_legitimate, runs)):
+    only_tags = _compiled(_TAGS).fullmatch(removed) is not None
+    if not only_tags and _contextual().search(removed) and not all(map(_never_legitimate, runs)):
         return None
     return "".join(parts[::2]), removed, only_tags
 
@@ -80,7 +93,7 @@ def _never_legitimate(run: str) -> bool:
     # A lone contextual character may be a legitimate use, and so may a run holding what emoji
     # sequences are made of; any other run of two or more is a payload (see `_walk`).
     if len(run) == 1:
-        return _CONTEXTUAL.match(run) is None
+        return _contextual().match(run) is None
     return ZWJ not in run and VARIATION_SELECTOR_16 not in run
 
 
@@ -97,7 +110,7 @@ class LoneSelectors:
         """The cleaned text, how many selectors went and how many stayed; None when the text
         holds another invisible character (or a lone surrogate, or a placeholder's code)."""
         keep = {hit.start(): hit.group() for hit in self.kept.finditer(text)}
-        if keep and _PRIVATE.search(text) is not None:
+        if keep and _compiled(_PRIVATE).search(text) is not None:
             return None
         marked = marked_for_keeping(text, keep) if keep else text
         data = encoded(marked)

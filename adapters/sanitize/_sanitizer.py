@@ -14,7 +14,7 @@ from typing import Any
 from visiongate.engine import SanitizeSettings
 
 from ._keys import is_reserved_meta_key
-from ._text import Counts, clean_text, compile_text_rules
+from ._text import Counts, TextRules, clean_text, compile_text_rules, tag_sequence
 
 __all__ = ["Sanitizer"]
 
@@ -34,7 +34,11 @@ class Sanitizer:
 
     def __init__(self, settings: SanitizeSettings | None = None) -> None:
         self._settings = settings if settings is not None else SanitizeSettings()
-        self._rules = compile_text_rules(self._settings)
+        # Compiled once per settings value (cached), on the first text that is not ASCII;
+        # the allowed flags are checked now all the same.
+        for tag in self._settings.allowed_flag_tags:
+            tag_sequence(tag)
+        self._rules: TextRules | None = None
         self._tally: dict[str, dict[str, int]] = {}
 
     @property
@@ -45,6 +49,10 @@ class Sanitizer:
     def text(self, text: str, surface: str) -> str:
         """`text` without the invisible characters the policy's channels strip; legitimate
         uses (joiners in Persian, emoji sequences, allowed flags, ...) stay and are counted."""
+        if text.isascii():
+            return text
+        if self._rules is None:
+            self._rules = compile_text_rules(self._settings)
         cleaned, counts = clean_text(text, self._rules)
         if counts:
             self._add(surface, counts)

@@ -33,9 +33,8 @@ is cut to 30 non-starters in a row, the bound of Unicode's Stream-Safe Text Form
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final
 
 import regex
@@ -49,15 +48,21 @@ _REACH: Final = 32
 """How far a look at a word or a mark's neighbours goes, so hostile text costs no more."""
 _MOST_JOINERS: Final = 3
 
-_JOINS_FOLLOWING: Final = regex.compile(r"[\p{jt=D}\p{jt=L}\p{jt=C}]")
-_JOINS_PRECEDING: Final = regex.compile(r"[\p{jt=D}\p{jt=R}\p{jt=C}]")
-_JOINING: Final = regex.compile(r"[\p{jt=D}\p{jt=L}\p{jt=R}\p{jt=C}]")
-_TRANSPARENT: Final = regex.compile(r"\p{jt=T}")
-_LETTER: Final = regex.compile(r"\p{L}")
-_WORD: Final = regex.compile(r"[\p{L}\p{M}\u200c\u200d\u00ad]")
+_JOINS_FOLLOWING: Final = r"[\p{jt=D}\p{jt=L}\p{jt=C}]"
+_JOINS_PRECEDING: Final = r"[\p{jt=D}\p{jt=R}\p{jt=C}]"
+_JOINING: Final = r"[\p{jt=D}\p{jt=L}\p{jt=R}\p{jt=C}]"
+_TRANSPARENT: Final = r"\p{jt=T}"
+_LETTER: Final = r"\p{L}"
+_WORD: Final = r"[\p{L}\p{M}\u200c\u200d\u00ad]"
 _YEH: Final = frozenset("\u06cc\u064a\u06d0\u06cd")
-_VIRAMA: Final = regex.compile(r"\p{ccc=9}")
-_JOINED_VIRAMA: Final = regex.compile(r"\u200d\p{ccc=9}|\p{ccc=9}[\u200c\u200d]")
+_VIRAMA: Final = r"\p{ccc=9}"
+_JOINED_VIRAMA: Final = r"\u200d\p{ccc=9}|\p{ccc=9}[\u200c\u200d]"
+
+
+@cache
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    """Patterns compile on first use: a process that meets no such mark never pays."""
+    return regex.compile(pattern)
 
 
 def joiner_in_a_code(text: str, index: int) -> bool:
@@ -80,9 +85,16 @@ def _between_joining_letters(text: str, index: int) -> bool | None:
     its own rule); else whether a letter on either side joins across it."""
     before = _nearest_not_transparent(text, index, -1)
     after = _nearest_not_transparent(text, index, 1)
-    if before is None or after is None or not (_JOINING.match(before) or _JOINING.match(after)):
+    if (
+        before is None
+        or after is None
+        or not (_compiled(_JOINING).match(before) or _compiled(_JOINING).match(after))
+    ):
         return None
-    return _JOINS_FOLLOWING.match(before) is not None or _JOINS_PRECEDING.match(after) is not None
+    return (
+        _compiled(_JOINS_FOLLOWING).match(before) is not None
+        or _compiled(_JOINS_PRECEDING).match(after) is not None
+    )
 
 
 def _nearest_not_transparent(text: str, index: int, step: int) -> str | None:
@@ -90,8 +102,8 @@ def _nearest_not_transparent(text: str, index: int, step: int) -> str | None:
     for _ in range(_REACH):
         if not 0 <= position < len(text):
             return None
-        if _TRANSPARENT.match(text[position]) is None:
-            return text[position] if _LETTER.match(text[position]) else None
+        if _compiled(_TRANSPARENT).match(text[position]) is None:
+            return text[position] if _compiled(_LETTER).match(text[position]) else None
         position += step
     return None
 
@@ -104,7 +116,9 @@ def _word_is_a_code(
     one and the word's edge (a Yeh alone after the last: the Persian ezafe), or more than
     three of them (soft hyphens aside: a word may break at every syllable)."""
     word = _word_around(text, index)
-    pieces = [sum(1 for char in piece if _LETTER.match(char)) for piece in _split(word, family)]
+    pieces = [
+        sum(1 for char in piece if _compiled(_LETTER).match(char)) for piece in _split(word, family)
+    ]
     if len(pieces) - 1 > _MOST_JOINERS and family != (SOFT_HYPHEN,):
         return True
     last = _split(word, family)[-1]
@@ -122,9 +136,9 @@ def _split(word: str, family: tuple[str, ...]) -> list[str]:
 
 def _word_around(text: str, index: int) -> str:
     start, end = index, index + 1
-    while start > 0 and index - start < _REACH * 4 and _WORD.match(text[start - 1]):
+    while start > 0 and index - start < _REACH * 4 and _compiled(_WORD).match(text[start - 1]):
         start -= 1
-    while end < len(text) and end - index < _REACH * 4 and _WORD.match(text[end]):
+    while end < len(text) and end - index < _REACH * 4 and _compiled(_WORD).match(text[end]):
         end += 1
     return text[start:end]
 
@@ -142,17 +156,22 @@ def _virama_joiners_are_a_code(text: str, index: int) -> bool:
 def _virama_counts(text: str) -> list[tuple[int, int]]:
     _, paragraphs = _paragraphs(text)
     return [
-        (len(_VIRAMA.findall(text, low, high)), len(_JOINED_VIRAMA.findall(text, low, high)))
+        (
+            len(_compiled(_VIRAMA).findall(text, low, high)),
+            len(_compiled(_JOINED_VIRAMA).findall(text, low, high)),
+        )
         for low, high, *_ in paragraphs
     ]
 
 
-_STRONG: Final = regex.compile(r"(\p{bc=L})|[\p{bc=R}\p{bc=AL}]")
-_NEUTRAL: Final = regex.compile(r"[\p{bc=WS}\p{bc=ON}\p{bc=S}\p{bc=BN}]")
-_EXPLICIT: Final = regex.compile(
+_STRONG: Final = r"(\p{bc=L})|[\p{bc=R}\p{bc=AL}]"
+_IGNORABLE: Final = r"\p{Default_Ignorable_Code_Point}"
+_NEUTRAL: Final = r"[\p{bc=WS}\p{bc=ON}\p{bc=S}\p{bc=BN}]"
+_EXPLICIT: Final = (
     r"[\p{bc=LRE}\p{bc=RLE}\p{bc=LRO}\p{bc=RLO}\p{bc=PDF}\p{bc=LRI}\p{bc=RLI}\p{bc=FSI}\p{bc=PDI}]"
 )
-_PARAGRAPH_END: Final = re.compile("[\n\r\x1c-\x1e\x85\u2029]")
+
+_PARAGRAPH_END: Final = "[\n\r\x1c-\x1e\x85\u2029]"
 _MARK_DIRECTIONS: Final = {"\u200e": "L", "\u200f": "R", "\u061c": "R"}
 
 
@@ -184,10 +203,15 @@ def _strong_neighbour(
         if not start <= position < end:
             return None, neutrals
         char = text[position]
-        strong = _STRONG.match(char)
+        if _compiled(_IGNORABLE).match(char) is not None:
+            # Another invisible character may go too: judged as if it were not there (the
+            # bidi algorithm's rule X9 does so for BN), whichever path removes it first.
+            position += step
+            continue
+        strong = _compiled(_STRONG).match(char)
         if strong is not None:
             return ("L" if strong.group(1) else "R"), neutrals
-        if _NEUTRAL.match(char) is None:
+        if _compiled(_NEUTRAL).match(char) is None:
             return "?", neutrals
         neutrals += 1
         position += step
@@ -210,30 +234,30 @@ def _paragraphs(text: str) -> tuple[list[int], list[_Paragraph]]:
     # paragraph at every mark.
     bounds: list[tuple[int, int]] = []
     start = 0
-    for found in _PARAGRAPH_END.finditer(text):
+    for found in _compiled(_PARAGRAPH_END).finditer(text):
         bounds.append((start, found.end()))
         start = found.end()
     bounds.append((start, len(text)))
     paragraphs: list[_Paragraph] = []
     for low, high in bounds:
-        strong = _STRONG.search(text, low, high)
+        strong = _compiled(_STRONG).search(text, low, high)
         direction = "L" if strong is None or strong.group(1) else "R"
         first = strong.start() if strong is not None else -1
-        explicit = _EXPLICIT.search(text, low, high) is not None
+        explicit = _compiled(_EXPLICIT).search(text, low, high) is not None
         paragraphs.append((low, high, direction, first, explicit))
     return [low for low, _ in bounds], paragraphs
 
 
 FLOOD_LIMIT: Final = 30
 """Non-starters in a row that Unicode's Stream-Safe Text Format allows (UAX #15)."""
-_NON_STARTER: Final = regex.compile(r"\P{ccc=0}")
-_FLOOD: Final = regex.compile(r"\P{ccc=0}{" + str(FLOOD_LIMIT + 1) + ",}")
+_NON_STARTER: Final = r"\P{ccc=0}"
+_FLOOD: Final = r"\P{ccc=0}{" + str(FLOOD_LIMIT + 1) + ",}"
 
 
 def may_flood(text: str) -> bool:
     """False when `text` can hold no run of more than `FLOOD_LIMIT` non-starters: such a run
     covers one of every `FLOOD_LIMIT + 1` characters, so a look at those suffices."""
-    return _NON_STARTER.search(text[:: FLOOD_LIMIT + 1]) is not None
+    return _compiled(_NON_STARTER).search(text[:: FLOOD_LIMIT + 1]) is not None
 
 
 def cap_floods(text: str) -> tuple[str, int]:
@@ -245,5 +269,5 @@ def cap_floods(text: str) -> tuple[str, int]:
         removed += len(found.group()) - FLOOD_LIMIT
         return found.group()[:FLOOD_LIMIT]
 
-    capped = _FLOOD.sub(cut, text)
+    capped = _compiled(_FLOOD).sub(cut, text)
     return (capped, removed) if removed else (text, 0)
