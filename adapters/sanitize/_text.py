@@ -21,6 +21,8 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
+from ._bulk._runs import lone_selectors, split_runs
+from ._bulk._utf8 import encoded
 from ._invisible import (
     BLACK_FLAG,
     CANCEL_TAG,
@@ -31,9 +33,7 @@ from ._invisible import (
     char_class,
     table_codes,
 )
-from ._runs import lone_selectors, split_runs
 from ._screen import ANY_INVISIBLE, clean_until
-from ._utf8 import encoded
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
 from ._words import cap_floods, may_flood
 

@@ -19,6 +19,8 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode
 
+from ._bulk._selectors import SelectorSweep, sweep_for
+from ._bulk._utf8 import Stripper, bulk_stripper
 from ._invisible import (
     BLACK_FLAG,
     VARIATION_SELECTOR_16,
@@ -27,8 +29,6 @@ from ._invisible import (
     emoji_zwj_sequences,
     is_legitimate_single,
 )
-from ._selectors import SelectorSweep, sweep_for
-from ._utf8 import Stripper, bulk_stripper
 
 __all__ = ["FLAGGED_KIND", "KEPT_KIND", "REMOVED_KIND", "Counts", "TextRules", "Walk"]
 

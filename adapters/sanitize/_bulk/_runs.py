@@ -28,7 +28,7 @@ from typing import Final
 
 import regex
 
-from ._invisible import (
+from .._invisible import (
     CONTEXTUAL,
     VARIATION_SELECTOR_16,
     ZWJ,
@@ -36,7 +36,7 @@ from ._invisible import (
     char_class,
     standardized_bases,
 )
-from ._screen import ANY_INVISIBLE
+from .._screen import ANY_INVISIBLE
 from ._selectors import marked_for_keeping, placeholder
 from ._utf8 import Stripper, encoded, stripper
 

@@ -161,8 +161,8 @@ def bulk_stripper(channels: tuple[str, ...]) -> Stripper:
     """Removes every character of `channels` (built on first use: about 50 ms)."""
     from visiongate.engine import INVISIBLE_CHANNELS
 
-    from ._invisible import channel_chars, char_class
-    from ._screen import ANY_INVISIBLE
+    from .._invisible import channel_chars, char_class
+    from .._screen import ANY_INVISIBLE
 
     codes = {channel: channel_chars(channel) for channel in channels}
     everything = len(channels) == len(INVISIBLE_CHANNELS)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ._invisible import (
+from .._invisible import (
     VARIATION_SELECTOR_16,
     channel_chars,
     char_class,
