@@ -1,11 +1,12 @@
 """The gateway beside the Streamable HTTP gateways a team would pick instead (issue 40), for
-`bench_gateway.py --peers`: PyPI `mcp-proxy` (installed into a separate environment, never the
-project's: `--mcp-proxy PATH`, or `mcp-proxy` on PATH) and, when npm's `supergateway` is there
-(`--supergateway PATH`), that too. Each runs as a process of its own on a free loopback port in
-front of the same instant stdio server (`_relay_server.py`), and is measured with the same
-client, the official SDK's Streamable HTTP client, in rounds that take the contenders in turn,
-so all see the same machine load. Printed: the issue's table, each figure with its ratio to
-`mcp-proxy`'s.
+`bench_gateway.py`: PyPI `mcp-proxy` and npm's `supergateway` (`--mcp-proxy PATH`,
+`--supergateway PATH`, else on PATH, else installed on first use under
+`$XDG_CACHE_HOME/visiongate-bench/`: `mcp-proxy` into a virtual environment of its own, never
+the project's, and `supergateway` with npm when npm is here). Each runs as a process of its
+own on a free loopback port in front of the same instant stdio server (`_relay_server.py`),
+and is measured with the same client, the official SDK's Streamable HTTP client, in rounds
+that take the contenders in turn, so all see the same machine load. Printed: the issue's
+table, each figure with its ratio to `mcp-proxy`'s.
 
 - spawn to a first initialized session: from starting the process to an SDK session's
   `initialize` answered (polling the port);
@@ -325,9 +326,37 @@ def table(results: dict[str, Figures], base: str) -> str:
     return "\n".join(lines)
 
 
-def run_peers(args: Any, home: Path) -> None:
+MCP_PROXY: Final = "mcp-proxy==0.13.0"
+SUPERGATEWAY: Final = "supergateway@4.0.0"
+
+
+def peer_tools(args: Any) -> tuple[str | None, str | None]:
+    """The peers' commands: given, on PATH, or installed now into the bench's cache folder."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "visiongate-bench"
     mcp_proxy = args.mcp_proxy or shutil.which("mcp-proxy")
+    if mcp_proxy is None:
+        venv = cache / "mcp-proxy"
+        if not (venv / "bin" / "mcp-proxy").exists():
+            print(f"installing {MCP_PROXY} into {venv} (once)", flush=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            pip = [str(venv / "bin" / "pip"), "install", "-q", MCP_PROXY]
+            subprocess.run(pip, check=True)
+        mcp_proxy = str(venv / "bin" / "mcp-proxy")
     supergateway = args.supergateway or shutil.which("supergateway")
+    npm = shutil.which("npm")
+    if supergateway is None and npm is not None:
+        folder = cache / "supergateway"
+        found = folder / "node_modules" / ".bin" / "supergateway"
+        if not found.exists():
+            print(f"installing {SUPERGATEWAY} into {folder} (once)", flush=True)
+            install = [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund"]
+            subprocess.run([*install, SUPERGATEWAY], check=True, stdout=subprocess.DEVNULL)
+        supergateway = str(found)
+    return mcp_proxy, supergateway
+
+
+def run_peers(args: Any, home: Path) -> None:
+    mcp_proxy, supergateway = peer_tools(args)
     found = contenders(mcp_proxy, supergateway)
     if not mcp_proxy:
         print("mcp-proxy not found (pip install mcp-proxy into another venv; --mcp-proxy PATH)")

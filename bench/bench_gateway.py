@@ -1,12 +1,15 @@
 """What `visiongate proxy --listen` (the gateway) adds per call and costs per session.
 
-Run: python bench/bench_gateway.py [--sessions 50] [--calls 20] [--shot-sessions 10]
-                                   [--shots 5] [--rounds 2]
-     python bench/bench_gateway.py --peers [--mcp-proxy PATH] [--supergateway PATH]
+Run: python bench/bench_gateway.py [--mcp-proxy PATH] [--supergateway PATH]
                                    [--peer-calls 200] [--rounds 2]
+     python bench/bench_gateway.py --relay [--sessions 50] [--calls 20] [--shot-sessions 10]
+                                   [--shots 5] [--rounds 2]
 
-`--peers` runs the gateway beside PyPI `mcp-proxy` and npm's `supergateway` instead, with the
-SDK's own client, and prints the table of issue 40 with ratios (`_gateway_peers.py`).
+By default it runs the gateway beside PyPI `mcp-proxy` and npm's `supergateway`, with the
+SDK's own client, and prints the table of issue 40 with ratios (`_gateway_peers.py`); the two
+peers are installed on first use into a cache folder of their own (`_gateway_peers.peer_tools`),
+never into the project's environment. `--relay` measures what the gateway adds to a bare stdio
+server instead, in raw HTTP (below).
 
 The upstream is `_relay_server.py`, a stdio server that answers in microseconds. Directly,
 each session is that server on a pipe (one JSON line out, one back: what a client does with
@@ -335,13 +338,16 @@ def main() -> None:
     parser.add_argument("--shot-sessions", type=int, default=10)
     parser.add_argument("--shots", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--peers", action="store_true", help="beside mcp-proxy, supergateway")
+    parser.add_argument(
+        "--relay", action="store_true", help="what the gateway adds to a bare stdio server"
+    )
+    parser.add_argument("--peers", action="store_true", help="the default: beside the peers")
     parser.add_argument("--mcp-proxy", help="PyPI mcp-proxy's command (default: on PATH)")
     parser.add_argument("--supergateway", help="npm supergateway's command (default: on PATH)")
     parser.add_argument("--peer-calls", type=int, default=200)
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if args.peers:
+    if not args.relay:
         from _gateway_peers import run_peers
 
         args.calls = args.peer_calls
