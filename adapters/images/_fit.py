@@ -21,6 +21,8 @@ Those floors are for detail; legibility comes first. When none of them fits at a
 size is kept at a lower quality, down to where labels still read (`_fit_legible`, measured by
 OCR in bench/bench_legibility.py), and only then are pixels given up: a busy page of photos,
 noise or map texture shrunk to keep WebP q90 had lost its text (657x370, 1% of the labels).
+The one exception is text a 2x capture's downscale has thinned, which JPEG blurs below its
+crisp quality: one shrink step at a higher quality reads more (`_sharper_smaller`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ WEBP_LEGIBLE_FLOOR: Final = 25
 """The legibility floors: the lowest qualities at which labels still read (bench_legibility.py:
 white 11-16 CSS px text over noise at 1568x882 reads 97% as JPEG 4:2:0 q25 and 98% at q35,
 but 87% at q25 once shrunk to 1280x720). Tried at a size before any pixels are given up."""
+THIN_TEXT_QUALITY_GAIN: Final = 5
+"""Quality steps a size one shrink smaller must gain for thin text that JPEG cannot keep
+crisp: a 2x spreadsheet read 91.7% at 1568x980 as JPEG q73 and 96.3% at 1442x901 as q78
+(the halving ladder's 1440x900 q85: 93.3%), bench_legibility.py."""
+HIGH_DENSITY_SCALE: Final = 0.65
+"""A capture fitted to at most this share of its size was taken at 2x or more (a 2x capture
+of a 1280 CSS px screen fits at 0.61, a 1x 1920x1080 one at 0.82): only there is text shrunk
+for sharpness, and never below half the source's size (one device pixel per CSS pixel at 2x).
+At 1x text a step smaller reads less (1440x900 at 1:1: 99.8% as JPEG q73, 98.8% at 1325x828
+as q83)."""
 FIRST_GOAL: Final = 0.92
 """Share of the budget a predicted size may use before the first full encode (mosaic ±10%)."""
 RETRY_GOAL: Final = 0.97
@@ -158,6 +170,8 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         if not isinstance(outcome, _Choice) and fit_plan.lossy:
             outcome = _fit_legible(attempt)
         if isinstance(outcome, _Choice):
+            if len(probes) == 1 and _thin_text(outcome, source, size, kind):
+                outcome, size = _sharper_smaller(source, size, fit_plan, kind, outcome, probes)
             return Encoded(
                 outcome.data,
                 outcome.codec.media_type,
@@ -170,6 +184,40 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         misses.append((size[0] * size[1], outcome))
         size = _shrink(source, size, misses, _exponent(misses, fit_plan, kind), fit_plan)
     raise _cannot_fit(size, fit_plan)
+
+
+def _thin_text(choice: _Choice, source: SourceImage, size: tuple[int, int], kind: _Kind) -> bool:
+    """Text of a high-density capture, thinned by the downscale, that JPEG blurs at this
+    size's quality (`HIGH_DENSITY_SCALE`)."""
+    scale = max(size) / max(source.width, source.height)
+    return (
+        choice.codec is JPEG_420
+        and choice.quality is not None
+        and choice.quality < JPEG_CRISP_TEXT
+        and kind.photographic is False
+        and scale * MAX_SHRINK_STEP >= 0.5
+        and scale <= HIGH_DENSITY_SCALE
+    )
+
+
+def _sharper_smaller(
+    source: SourceImage,
+    size: tuple[int, int],
+    fit_plan: FitPlan,
+    kind: _Kind,
+    choice: _Choice,
+    probes: list[Probe],
+) -> tuple[_Choice, tuple[int, int]]:
+    """One shrink step smaller at a JPEG quality `THIN_TEXT_QUALITY_GAIN` higher, when that
+    fits; else the choice as it was. Text that a downscale already thinned reads better a
+    little smaller and sharper than at the full size and blurred."""
+    assert choice.quality is not None
+    smaller = fitted_size(source.width, source.height, int(max(size) * MAX_SHRINK_STEP))
+    probe = Probe(source, smaller)
+    probes.append(probe)
+    lowest = choice.quality + THIN_TEXT_QUALITY_GAIN
+    sharper = _fit_lossy(_Attempt(probe, fit_plan, kind), JPEG_420, lowest, TOP_QUALITY - 1)
+    return (sharper, smaller) if isinstance(sharper, _Choice) else (choice, size)
 
 
 def _fit_within_source(probe: Probe, fit_plan: FitPlan, kind: _Kind) -> _Choice | None:
