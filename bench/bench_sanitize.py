@@ -1,6 +1,6 @@
 """Throughput of the invisible-character cleaner against the regex TAG strip, in the same run.
 
-Run: python bench/bench_sanitize.py
+Run: python bench/bench_sanitize.py (`--table`: issue 37's rows alone, with their goals)
 
 The baseline is the regex TAG strip other agents use: `re.sub("[\\U000E0000-\\U000E007F]", "",
 text)`, which closes the tag channel only (and breaks the three RGI subdivision flags). A
@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Callable
 from typing import Final
@@ -177,7 +178,7 @@ def _row(
         raise AssertionError(f"`{name}`: the sanitizer and the baseline disagree")
     ours_seconds, theirs_seconds = _best_seconds(ours, theirs)
     ours_rate, theirs_rate = megabytes / ours_seconds, megabytes / theirs_seconds
-    return f"{name:<38} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
+    return f"{name:<48} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
 
 
 def _rate(
@@ -186,15 +187,50 @@ def _rate(
     """A row whose outputs differ on purpose (the baseline keeps what we remove)."""
     ours_seconds, theirs_seconds = _best_seconds(ours, lambda: theirs(text))
     ours_rate, theirs_rate = megabytes / ours_seconds, megabytes / theirs_seconds
-    return f"{name:<38} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
+    return f"{name:<48} {ours_rate:>10,.0f} {theirs_rate:>10,.0f} {ours_rate / theirs_rate:>8.2f}x"
 
 
 def _megabytes(text: str) -> float:
     return len(text.encode("utf-8", "surrogatepass")) / 1e6
 
 
+GOALS: Final = {
+    "mixed clean (Cyrillic, Arabic, accents, emoji)": 1.0,
+    "mixed: TAG runs": 5.0,
+    "mixed: a TAG after every letter": 2.5,
+}
+"""Issue 37's ratio goals against the regex TAG strip; the selector rows' goal is 50 MB/s."""
+SELECTOR_GOAL: Final = 50.0
+
+
+def _table_rows() -> None:
+    """Issue 37's rows alone, each with its goal: `python bench/bench_sanitize.py --table`."""
+    print("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    clock = "CPU time" if CLOCK is time.process_time else "wall time"
+    print(f"{clock}, best of {ROUNDS} rounds, the two sides interleaved")
+    print(f"{'issue 37 row':<48} {'sanitizer':>10} {'baseline':>10} {'ratio':>8}  goal")
+    for name, text in _mixed_cases().items():
+        row = _row(
+            name,
+            _megabytes(text),
+            lambda t=text: Sanitizer().text(t, "t"),
+            lambda t=text: tag_strip(t),
+        )
+        ratio = float(row.rsplit(maxsplit=1)[1].rstrip("x"))
+        print(f"{row}  >= {GOALS[name]}x {'met' if ratio >= GOALS[name] else 'NOT met'}")
+    for name, text in _selector_cases().items():
+        row = _rate(
+            name, _megabytes(text), lambda t=text: Sanitizer().text(t, "t"), tag_strip, text
+        )
+        rate = float(row.split()[-3].replace(",", ""))
+        print(f"{row}  >= {SELECTOR_GOAL:.0f} MB/s {'met' if rate >= SELECTOR_GOAL else 'NOT met'}")
+
+
 def main() -> None:
     """Print MB/s for the sanitizer and the baseline, and their ratio, per workload."""
+    if "--table" in sys.argv[1:]:
+        _table_rows()
+        return
     print("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     clock = "CPU time" if CLOCK is time.process_time else "wall time"
     print(f"{clock}, best of {ROUNDS} rounds, the two sides interleaved")

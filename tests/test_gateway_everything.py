@@ -82,14 +82,15 @@ def everything_over_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         server.wait(timeout=30)
 
 
-@pytest.fixture(scope="module", params=["stdio", "url"])
+@pytest.fixture(scope="module", params=["stdio", "shared", "url"])
 def gateway(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[GatewayProcess]:
     home = tmp_path_factory.mktemp(f"gateway-everything-{request.param}")
     options = ["--listen", "127.0.0.1:0", "--trace", str(home / "trace.jsonl")]
-    if request.param == "stdio":
-        argv = gateway_argv(options, everything_command())
+    if request.param in ("stdio", "shared"):
+        upstream = ["--upstream", "shared"] if request.param == "shared" else []
+        argv = gateway_argv([*options, *upstream], everything_command())
     else:
         url = request.getfixturevalue("everything_over_http")
         argv = gateway_argv([*options, "--url", url])
@@ -115,15 +116,24 @@ async def _a_session(gateway: GatewayProcess, client: Client, model: dict[str, s
 
 
 async def test_two_sessions_get_their_lanes_and_their_own_server_requests(
-    gateway: GatewayProcess,
+    gateway: GatewayProcess, request: pytest.FixtureRequest
 ) -> None:
     alice, bob = Client("alice"), Client("bob")
+    sessions = (
+        _a_session(gateway, alice, VISION_MODEL),
+        _a_session(gateway, bob, TEXT_MODEL),
+    )
+    if request.node.callspec.params["gateway"] == "shared":
+        # One server for both: its sampling and elicitation requests name no call on stdio, so
+        # they reach a session only while it alone has calls open (README, `--upstream`).
+        first = await sessions[0]
+        results = (first, await sessions[1])
+    else:
+        results = tuple(await asyncio.gather(*sessions))
     (
         (a_image, a_sampled, a_elicited, a_long),
         (b_image, b_sampled, b_elicited, b_long),
-    ) = await asyncio.gather(
-        _a_session(gateway, alice, VISION_MODEL), _a_session(gateway, bob, TEXT_MODEL)
-    )
+    ) = results
     assert [b.type for b in a_image.content] == ["text", "image"]
     assert [b.type for b in b_image.content] == ["text"]
     assert "sampled-by-alice" in _text(a_sampled) and "bob" not in _text(a_sampled)

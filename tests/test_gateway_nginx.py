@@ -89,13 +89,19 @@ def test_the_shipped_example_is_a_valid_nginx_configuration(tmp_path: Path) -> N
     assert checked.returncode == 0, checked.stderr
 
 
+@pytest.fixture(params=["per-session", "shared"])
+def upstream(request: pytest.FixtureRequest) -> str:
+    """The replicas' `--upstream`: a server per session, or one for all (issue 40)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, dict[str, GatewayProcess]]]:
+def cluster(tmp_path: Path, upstream: str) -> Iterator[tuple[str, dict[str, GatewayProcess]]]:
     replicas: dict[str, GatewayProcess] = {}
     nginx: subprocess.Popen[bytes] | None = None
     try:
         for name in ("gw-1", "gw-2"):
-            options = ["--listen", "127.0.0.1:0", "--replica-id", name]
+            options = ["--listen", "127.0.0.1:0", "--replica-id", name, "--upstream", upstream]
             replicas[name] = start_gateway(
                 gateway_argv(options, [sys.executable, HOSTILE]), tmp_path, name=name
             )
@@ -156,7 +162,7 @@ async def _slow(session: ClientSession, seconds: float = 0) -> str:
 
 @needs_nginx
 async def test_twenty_sessions_through_nginx_survive_the_loss_of_a_replica(
-    cluster: tuple[str, dict[str, GatewayProcess]],
+    cluster: tuple[str, dict[str, GatewayProcess]], upstream: str
 ) -> None:
     url, replicas = cluster
     clients = [Client() for _ in range(SESSIONS)]
@@ -167,7 +173,7 @@ async def test_twenty_sessions_through_nginx_survive_the_loss_of_a_replica(
         assert set(homes) == {"gw-1", "gw-2"}, homes  # new sessions go to both replicas
         doomed = replicas["gw-2"]
         servers = children(doomed.process.pid, "_hostile_proxy")
-        assert len(servers) == homes.count("gw-2")
+        assert len(servers) == (homes.count("gw-2") if upstream == "per-session" else 1)
         # Every session has a call in flight when the replica dies.
         calls = [asyncio.ensure_future(_outcome(s, 1.0)) for s in sessions]
         await asyncio.sleep(0.4)

@@ -5,17 +5,14 @@ listening socket, and how the client side puts a server's messages on the right 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import pytest
-from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp.types import JSONRPCNotification, JSONRPCRequest
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from visiongate.adapters.gateway._client import HELD_MESSAGES, HttpDownstream
+from visiongate.adapters.gateway._client import HELD_MESSAGES, HttpDownstream, Slot
 from visiongate.adapters.gateway._http import missing_hooks
 from visiongate.adapters.gateway._options import GatewayOptions, SessionTarget, session_target
 from visiongate.adapters.gateway._security import Checks, is_loopback, owner_digest
@@ -178,52 +175,31 @@ def test_a_port_in_use_is_a_clear_error() -> None:
     taken.close()
 
 
-# -- the client side: which stream a server's message goes on ----------------------------------
+# -- the client side: where a server's message goes ------------------------------------------
 
 
-class Streams:
-    """The transport's two streams, as `connect()` hands them over."""
-
-    def __init__(self) -> None:
-        self.to_relay, self.read = anyio.create_memory_object_stream[Any](16)
-        self.write, self.to_client = anyio.create_memory_object_stream[Any](1024)
-
-    def downstream(self) -> HttpDownstream:
-        return HttpDownstream(self.read, self.write)
-
-    def close(self) -> None:
-        for stream in (self.to_relay, self.read, self.write, self.to_client):
-            stream.close()
-
-    async def client_sends(self, message: Any, unanswered: Any = None) -> None:
-        metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
-        await self.to_relay.send(SessionMessage(message, metadata=metadata))
-
-    def delivered(self) -> list[tuple[str, Any]]:
-        out = []
-        while True:
-            try:
-                item = self.to_client.receive_nowait()
-            except anyio.WouldBlock:
-                return out
-            meta = item.metadata
-            related = meta.related_request_id if meta is not None else None
-            message = item.message
-            out.append((getattr(message, "method", None) or f"answer {message.id}", related))
-
-
-@pytest.fixture
-def streams() -> Iterator[Streams]:
-    made = Streams()
-    yield made
-    made.close()
-
-
-def _call(request_id: int, token: Any = None) -> JSONRPCRequest:
+def _call(request_id: int, token: Any = None) -> dict[str, Any]:
     params: dict[str, Any] = {"name": "t"}
     if token is not None:
         params["_meta"] = {"progressToken": token}
-    return JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params=params)
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _posted(downstream: HttpDownstream, message: dict[str, Any]) -> Slot:
+    return downstream.request(json.dumps(message).encode(), message)
+
+
+def _drained(queue: Slot) -> list[tuple[str, bool]]:
+    """What a POST (or the GET stream) got so far: each message's method or answer id."""
+    out = []
+    while not queue.empty():
+        item = queue.get_nowait()
+        if item is None:
+            out.append(("end", True))
+            continue
+        message = json.loads(item[0])
+        out.append((message.get("method") or f"answer {message.get('id')}", item[1]))
+    return out
 
 
 async def _read_all(downstream: HttpDownstream, count: int) -> list[bytes]:
@@ -232,10 +208,9 @@ async def _read_all(downstream: HttpDownstream, count: int) -> list[bytes]:
 
 
 @pytest.mark.anyio
-async def test_server_messages_go_to_the_request_they_belong_to(streams: Streams) -> None:
-    downstream = streams.downstream()
-    await streams.client_sends(_call(1, token="p-1"))
-    await streams.client_sends(_call(2, token=7))
+async def test_server_messages_go_to_the_request_they_belong_to() -> None:
+    downstream = HttpDownstream()
+    one, two = _posted(downstream, _call(1, token="p-1")), _posted(downstream, _call(2, token=7))
     assert len(await _read_all(downstream, 2)) == 2
     progress = (
         b'{"jsonrpc":"2.0","method":"notifications/progress",'
@@ -248,77 +223,89 @@ async def test_server_messages_go_to_the_request_they_belong_to(streams: Streams
     )
     await downstream.send(b'{"jsonrpc":"2.0","id":2,"result":{"content":[]}}')
     await downstream.send(b'{"jsonrpc":"2.0","id":"s2","method":"elicitation/create","params":{}}')
-    assert streams.delivered() == [
-        ("notifications/progress", 1),
-        ("notifications/progress", 2),
-        ("sampling/createMessage", 2),  # the newest call still open
-        ("answer 2", None),
-        ("elicitation/create", 1),  # call 2 was answered: call 1 is the one open
+    assert _drained(one) == [
+        ("notifications/progress", False),
+        ("elicitation/create", False),  # call 2 was answered: call 1 is the one open
+    ]
+    assert _drained(two) == [
+        ("notifications/progress", False),
+        ("sampling/createMessage", False),  # the newest call still open
+        ("answer 2", True),
     ]
 
 
 @pytest.mark.anyio
-async def test_get_stream_messages_wait_until_the_client_opens_one(streams: Streams) -> None:
-    downstream = streams.downstream()
+async def test_get_stream_messages_wait_until_the_client_opens_one() -> None:
+    downstream = HttpDownstream()
     log = (
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%d"}}'
     )
     for number in range(3):
         await downstream.send(log % number)
     await downstream.send(b'{"jsonrpc":"2.0","id":"r1","method":"roots/list"}')
-    assert streams.delivered() == []
-    await downstream.listening()
-    assert [m for m, _ in streams.delivered()] == ["notifications/message"] * 3 + ["roots/list"]
+    stream = downstream.listening()
+    assert stream is not None and downstream.listening() is None  # one GET stream a session
+    assert [m for m, _ in _drained(stream)] == ["notifications/message"] * 3 + ["roots/list"]
     await downstream.send(log % 9)
-    assert streams.delivered() == [("notifications/message", None)]
+    assert _drained(stream) == [("notifications/message", False)]
     downstream.not_listening()
     for number in range(HELD_MESSAGES + 5):
         await downstream.send(log % number)
-    assert downstream.dropped == 5 and streams.delivered() == []
-    await downstream.listening()  # the oldest were dropped: the newest come out, in order
+    assert downstream.dropped == 5
+    stream = downstream.listening()  # the oldest were dropped: the newest come out, in order
+    assert stream is not None
     kept = []
-    while True:
-        try:
-            kept.append(streams.to_client.receive_nowait().message.params["data"])
-        except anyio.WouldBlock:
-            break
+    while not stream.empty():
+        item = stream.get_nowait()
+        assert item is not None
+        kept.append(json.loads(item[0])["params"]["data"])
     assert kept == [str(n) for n in range(5, HELD_MESSAGES + 5)]
 
 
 @pytest.mark.anyio
-async def test_a_cancelled_request_ends_its_stream_and_is_no_longer_open(streams: Streams) -> None:
-    downstream = streams.downstream()
-    ended: list[int] = []
-
-    async def unanswered() -> None:
-        ended.append(1)
-
-    await streams.client_sends(_call(5), unanswered)
-    cancel = {"requestId": 5, "reason": "user"}
-    note = JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params=cancel)
-    await streams.client_sends(note)
+async def test_a_cancelled_request_ends_its_post_and_is_no_longer_open() -> None:
+    downstream = HttpDownstream()
+    slot = _posted(downstream, _call(5))
+    note = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 5, "reason": "user"},
+    }
+    downstream.other(json.dumps(note).encode(), note)
     lines = downstream.lines()
     await lines.__anext__()  # type: ignore[attr-defined]  # the call
     await lines.__anext__()  # type: ignore[attr-defined]  # its cancellation
-    await streams.to_relay.aclose()
-    with pytest.raises(ClientGone):  # resumed: the cancelled call's stream is ended first
+    assert slot.empty()  # the relay has not resumed past the cancellation yet
+    downstream.end()
+    with pytest.raises(ClientGone):  # resumed: the cancelled call's POST is ended first
         await lines.__anext__()  # type: ignore[attr-defined]
-    assert ended == [1]
-    await downstream.send(b'{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}')
-    assert streams.delivered() == []  # held for the GET stream: call 5 is not open any more
+    (answer, final) = slot.get_nowait()  # type: ignore[misc]
+    assert final and json.loads(answer)["error"] == {"code": -32800, "message": "Request cancelled"}
+    assert slot.empty()  # ended once: the session's end owed it nothing more
 
 
 @pytest.mark.anyio
-async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request(streams: Streams) -> None:
-    downstream = streams.downstream()
-    await streams.client_sends(_call(3))
+async def test_an_answer_the_sdk_refuses_becomes_an_error_for_its_request() -> None:
+    downstream = HttpDownstream()
+    slot = _posted(downstream, _call(3))
     await _read_all(downstream, 1)
     await downstream.send(b'{"jsonrpc":"2.0","id":3,"result":"not an object"}')
-    item = streams.to_client.receive_nowait()
-    assert item.message.id == 3 and "malformed" in item.message.error.message
-    await streams.to_client.aclose()
+    answer, final = slot.get_nowait()  # type: ignore[misc]
+    error = json.loads(answer)["error"]
+    assert final and json.loads(answer)["id"] == 3 and "malformed" in error["message"]
+    downstream.end()
     with pytest.raises(ClientGone):
         await downstream.send(b'{"jsonrpc":"2.0","id":4,"result":{}}')
+
+
+@pytest.mark.anyio
+async def test_a_request_still_open_when_the_session_ends_gets_an_error() -> None:
+    downstream = HttpDownstream()
+    slot = _posted(downstream, _call(8))
+    downstream.end()
+    answer, final = slot.get_nowait()  # type: ignore[misc]
+    assert final and "session ended" in json.loads(answer)["error"]["message"]
+    assert _drained(_posted(downstream, _call(9))) == [("end", True)]
 
 
 class _NoLongerCalled(H11Protocol):

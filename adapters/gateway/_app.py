@@ -2,11 +2,11 @@
 `/readyz` and `/metrics`.
 
 Every request to the endpoint passes the front door first (`_security`: Host, Origin, bearer
-token), then goes to its session's transport, the SDK's `StreamableHTTPServerTransport`, which
-speaks the protocol: POST carries one client message (answered on an SSE stream, or 202 for a
-notification or an answer), GET opens the server-to-client stream, DELETE ends the session. A
-POST without `Mcp-Session-Id` must be an `initialize`: it opens a session (`_session`), whose
-id the transport's answer carries.
+token), then goes to its session's transport (`_transport`, the protocol spoken here), which
+answers it: POST carries one client message (answered with one JSON body, or an SSE stream
+when the server speaks first; 202 for a notification or an answer), GET opens the
+server-to-client stream, DELETE ends the session. A POST without `Mcp-Session-Id` must be an
+`initialize`: it opens a session (`_session`), whose id the transport's answer carries.
 
 A request refused here gets an HTTP status that says what and a JSON-RPC error that says why
 (with the request's id when it had one): 400 a malformed or misplaced request, 401 no valid
@@ -28,17 +28,17 @@ from typing import Any, Final
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from ..proxy._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     encode,
 )
-from ..proxy._relay import log
 from ..proxy._serve import target_notices
+from ..proxy.relay import log
 from ..sanitize._line import untrusted_line
-from ._body import read_body, read_message, replayed
+from ._body import read_body, read_message
 from ._gateway import Gateway
 from ._metrics import CONTENT_TYPE
 from ._options import SessionTarget, session_target
@@ -127,7 +127,6 @@ class GatewayApp:
                 limit = self.gateway.options.max_request_bytes
                 text = f"the request body is over the gateway's limit of {limit} bytes"
                 return await _closing(self._refuse("too_large", 413, text))(scope, receive, send)
-            receive = replayed(body, receive)
             message, malformed = read_message(body)
             if malformed is not None:  # before the session question: say what is wrong first
                 code, text = malformed
@@ -135,7 +134,7 @@ class GatewayApp:
                 return await refused(scope, receive, send)
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
-            return await self._opening(scope, receive, send, request, message)
+            return await self._opening(scope, receive, send, request, message, body)
         owner = owner_digest(request.headers, self.gateway.options.forward_headers)
         session = self.gateway.find(session_id, owner)
         if session is None:
@@ -147,7 +146,7 @@ class GatewayApp:
         problem = _other_model(request, session)
         if problem is not None:
             return await self._refuse("bad_request", 400, problem, message)(scope, receive, send)
-        await self._in_session(session, scope, receive, send, message)
+        await self._in_session(session, request, receive, send, message, body)
 
     def _front_door(self, request: Request) -> Response | None:
         checks = self.gateway.checks
@@ -170,7 +169,13 @@ class GatewayApp:
         return None
 
     async def _opening(
-        self, scope: Scope, receive: Receive, send: Send, request: Request, message: Any
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request: Request,
+        message: Any,
+        body: bytes | None,
     ) -> None:
         """A request without a session id: an `initialize` opens a session, nothing else does."""
         gateway = self.gateway
@@ -200,7 +205,7 @@ class GatewayApp:
         )
         if target.source != "default":  # the default target was said at start
             await self._say_notices(session, target)
-        status = await self._served(session, scope, receive, send, counted=True)
+        status = await self._served(session, request, receive, send, message, body)
         if status is None or status >= 400:
             session.stop("failed")
 
@@ -217,8 +222,6 @@ class GatewayApp:
             log(f"{session.label} ({target.provider}/{target.model}): {line}")
 
     def _new_session(self, request: Request, target: SessionTarget, message: Any) -> Session:
-        from mcp.server.streamable_http import StreamableHTTPServerTransport
-
         gateway = self.gateway
         options = gateway.options
         session_id = gateway.mint_id()
@@ -228,7 +231,7 @@ class GatewayApp:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         return Session(
             session_id,
-            StreamableHTTPServerTransport(session_id, idle_timeout=options.idle_timeout),
+            idle_timeout=options.idle_timeout,
             owner=owner_digest(request.headers, options.forward_headers),
             target=target,
             client_info=params.get("clientInfo"),
@@ -237,17 +240,21 @@ class GatewayApp:
         )
 
     async def _in_session(
-        self, session: Session, scope: Scope, receive: Receive, send: Send, message: Any
+        self,
+        session: Session,
+        request: Request,
+        receive: Receive,
+        send: Send,
+        message: Any,
+        body: bytes | None,
     ) -> None:
-        if not _is_request(message):  # a GET, a DELETE, a notification or an answer
-            await self._served(session, scope, receive, send, counted=False)
-            return
-        if self.gateway.draining:
+        scope = request.scope
+        if _is_request(message) and self.gateway.draining:
             text = "the gateway is shutting down; this session ends soon: initialize a new one"
             refused = self._refuse("draining", 503, text, message, code=INTERNAL_ERROR)
             refused.headers["retry-after"] = _RETRY_AFTER_S
             return await refused(scope, receive, send)
-        if session.in_flight >= session.concurrency:
+        if _is_request(message) and session.in_flight >= session.concurrency:
             text = (
                 f"this session already has {session.in_flight} requests in flight, its limit "
                 "(--session-concurrency); wait for an answer first"
@@ -255,18 +262,21 @@ class GatewayApp:
             refused = self._refuse("concurrency", 429, text, message, code=INTERNAL_ERROR)
             refused.headers["retry-after"] = "1"
             return await refused(scope, receive, send)
-        await self._served(session, scope, receive, send, counted=True)
+        await self._served(session, request, receive, send, message, body)
 
     async def _served(
-        self, session: Session, scope: Scope, receive: Receive, send: Send, *, counted: bool
-    ) -> int | None:
+        self,
+        session: Session,
+        request: Request,
+        receive: Receive,
+        send: Send,
+        message: Any,
+        body: bytes | None,
+    ) -> int:
         """Hand the request to the session's transport; the status it answered with. A
-        counted request stops counting as its answer's last byte goes out, before the client
-        can send the next one (the handler itself returns a little later)."""
-        status: int | None = None
-        downstream = session.downstream
-        listening = scope["method"] == "GET" and downstream is not None
-        counting = counted
+        JSON-RPC request counts in flight until its answer's last byte is about to go out,
+        before the client can send the next one (the handler itself returns a little later)."""
+        counting = _is_request(message)
 
         def done() -> None:
             nonlocal counting
@@ -274,29 +284,16 @@ class GatewayApp:
                 counting = False
                 session.in_flight -= 1
 
-        async def watched(event: Message) -> None:
-            nonlocal status
-            if event["type"] == "http.response.body" and not event.get("more_body", False):
-                done()
-            await send(event)
-            if event["type"] == "http.response.start":
-                status = event["status"]
-                if listening and status == 200:
-                    assert downstream is not None
-                    self.gateway.spawn(downstream.listening)
-
-        if counted:
+        if counting:
             session.in_flight += 1
         session.touch()
         try:
-            await session.transport.handle_request(scope, receive, watched)
+            return await session.transport.handle(
+                request.method, request.headers, message, body, receive, send, done
+            )
         finally:
             done()
             session.touch()
-            if listening and status == 200:
-                assert downstream is not None
-                downstream.not_listening()
-        return status
 
     def _refuse(
         self,

@@ -1,17 +1,17 @@
 """A POST's body as the gateway reads it before its session's transport does: read whole up to
-`--max-request-bytes`, replayed to the transport, and decoded once to say what is wrong with
+`--max-request-bytes` and decoded once to say what is wrong with
 it (not JSON, too deep, a batch, no message, an id that is no id) before anything else."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from starlette.types import Message, Receive
+from starlette.types import Receive
 
 from ..proxy._jsonrpc import INVALID_REQUEST, PARSE_ERROR, TOO_DEEP, id_key, parse_value
 from ..sanitize._line import untrusted_line
 
-__all__ = ["read_body", "read_message", "replayed"]
+__all__ = ["read_body", "read_message"]
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
@@ -30,16 +30,6 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         if not event.get("more_body", False):
             break
     return b"".join(chunks)
-
-
-def replayed(body: bytes, receive: Receive) -> Receive:
-    """`receive` for the transport: the body read already, then the client's own events."""
-    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
 
 
 def read_message(body: bytes) -> tuple[Any, tuple[int, str] | None]:

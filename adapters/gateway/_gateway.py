@@ -26,7 +26,8 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
-from ..proxy._relay import log
+from ..mcp._child import Child
+from ..proxy.relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions
@@ -36,6 +37,7 @@ from ._shared import SharedServer
 
 if TYPE_CHECKING:
     from ..vision import VisionBackend
+    from ..vision._cache import BackendPool
 
 __all__ = ["Gateway"]
 
@@ -46,7 +48,14 @@ _STOP_WAIT_S: Final = 10.0
 class Gateway:
     """The sessions of one gateway process."""
 
-    def __init__(self, gate: Gate, options: GatewayOptions, metrics: GatewayMetrics) -> None:
+    def __init__(
+        self,
+        gate: Gate,
+        options: GatewayOptions,
+        metrics: GatewayMetrics,
+        *,
+        spare: Child | None = None,
+    ) -> None:
         self.gate = gate
         self.options = options
         self.metrics = metrics
@@ -64,6 +73,8 @@ class Gateway:
         """The session targets whose warnings were said (`_app`), once each."""
         target = options.proxy.target
         self.notices.first_time(target.provider, target.model)  # said at start
+        self._spare = spare
+        """A server started with the process, for the first session that opens."""
         self.shared: SharedServer | None = None
         if options.upstream == "shared":
             self.shared = SharedServer(
@@ -71,6 +82,7 @@ class Gateway:
                 max_message_bytes=options.proxy.max_message_bytes,
                 start=self._start_task,
                 errlog=cast(TextIO, Labelled("shared server")),
+                spare=self.take_spare,
             )
 
     # -- admission ------------------------------------------------------------------------------
@@ -118,9 +130,19 @@ class Gateway:
         random = secrets.token_hex(16)
         return f"{self.options.replica}.{random}" if self.options.replica else random
 
+    def take_spare(self) -> Child | None:
+        """The server started with the process, if it is still there and running (once)."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.returncode is not None:
+            spare.kill()  # it exited before anyone needed it: its watchdog goes too
+            return None
+        return spare
+
     async def open(self, session: Session) -> None:
         """Register `session` and start it; it can take its opening request on return."""
         assert self._group is not None
+        if self.shared is None and self.options.proxy.command:
+            session.spare = self.take_spare()
         self._sessions[session.id] = session
         self.metrics.sessions.set(len(self._sessions))
         self.metrics.sessions_started.inc()
@@ -174,6 +196,9 @@ class Gateway:
                     await self.stop_all("stopped")
                     if self.shared is not None:
                         await self.shared.stop()
+                    spare = self.take_spare()
+                    if spare is not None:
+                        spare.kill()  # no session ever came for it
                 group.cancel_scope.cancel()
 
     def in_flight(self) -> int:
@@ -206,25 +231,33 @@ class Gateway:
 class _VisionPool:
     """One auxiliary vision backend per main model, shared by every session that routes for it
     (`vision.BackendPool`): a session whose config is unusable gets None, and its router
-    builds its own and says why when it needs one."""
+    builds its own and says why when it needs one. The pool (and the vision stack: httpx, the
+    image stage) is made when a session's router first asks, never before the gateway listens."""
 
     def __init__(self, gate: Gate) -> None:
-        from ..vision._cache import BackendPool
-        from ..vision._config import pooled_backend
-
         self._gate = gate
-        self._pool = BackendPool(pooled_backend)
+        self._pool: BackendPool | None = None
+        self._lock = threading.Lock()
 
     def for_target(self, provider: str, model: str) -> Callable[[], VisionBackend | None]:
         def backend() -> VisionBackend | None:
             from ..vision import VisionUnavailable
 
             try:
-                return self._pool.get(self._gate.resolver.config.raw, provider, model)
+                return self._made().get(self._gate.resolver.config.raw, provider, model)
             except VisionUnavailable:
                 return None
 
         return backend
+
+    def _made(self) -> BackendPool:
+        with self._lock:
+            if self._pool is None:
+                from ..vision._cache import BackendPool
+                from ..vision._config import pooled_backend
+
+                self._pool = BackendPool(pooled_backend)
+            return self._pool
 
 
 MAX_TARGETS: Final = 1024

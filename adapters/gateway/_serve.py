@@ -24,7 +24,8 @@ import uvicorn
 
 from visiongate.engine import Gate
 
-from ..proxy._relay import log
+from ..mcp._child import Child
+from ..proxy.relay import log
 from ._app import GatewayApp
 from ._gateway import Gateway
 from ._http import head_deadlined, missing_hooks
@@ -56,11 +57,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 async def serve_gateway(
-    gate: Gate, options: GatewayOptions, metrics: GatewayMetrics, sock: socket.socket
+    gate: Gate,
+    options: GatewayOptions,
+    metrics: GatewayMetrics,
+    sock: socket.socket,
+    *,
+    spare: Child | None = None,
 ) -> int:
     """Serve until SIGTERM or SIGINT, drain, and return 0 (see the module docstring).
-    `metrics.record` should be one of the gate's trace sinks, so calls are counted."""
-    gateway = Gateway(gate, options, metrics)
+    `metrics.record` should be one of the gate's trace sinks, so calls are counted; `spare`
+    is a server started already, for the first session (or as the shared one)."""
+    gateway = Gateway(gate, options, metrics, spare=spare)
     missing = missing_hooks()
     if missing:
         log(

@@ -39,17 +39,16 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from ..mcp._child import Child, SpawnError, start_server
-from ..proxy._relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..proxy._serve import ProxyOptions, relay_session
+from ..proxy.relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..sanitize._line import untrusted_line
 from ._client import HttpDownstream
 from ._leftovers import claim, release
 from ._metrics import GatewayMetrics
 from ._options import SessionTarget
+from ._transport import SessionTransport
 
 if TYPE_CHECKING:
-    from mcp.server.streamable_http import StreamableHTTPServerTransport
-
     from ..vision import VisionBackend
     from ._shared import SharedServer
 
@@ -69,8 +68,8 @@ class Session:
     def __init__(
         self,
         session_id: str,
-        transport: StreamableHTTPServerTransport,
         *,
+        idle_timeout: float,
         owner: bytes,
         target: SessionTarget,
         client_info: Any,
@@ -78,7 +77,10 @@ class Session:
         concurrency: int,
     ) -> None:
         self.id = session_id
-        self.transport = transport
+        self.downstream = HttpDownstream()
+        self.transport = SessionTransport(
+            session_id, idle_timeout=idle_timeout, downstream=self.downstream
+        )
         self.owner = owner
         self.target = target
         self.options = options
@@ -87,7 +89,6 @@ class Session:
         """JSON-RPC requests of this session being served now (POSTs awaiting their answer)."""
         self.last_used = time.monotonic()
         """When a request of the session last began or ended (for eviction, least recent)."""
-        self.downstream: HttpDownstream | None = None
         self._claim: int | None = None
         """The held lock on the cache directory's `.owner` (see `_leftovers`)."""
         self.client = _client_fields(client_info)
@@ -100,6 +101,8 @@ class Session:
         self._stop = anyio.CancelScope()
         self._stop_reason = "drained"
         self._relay_done = False
+        self.spare: Child | None = None
+        """The server started with the gateway, when this session is the first to open."""
 
     @property
     def label(self) -> str:
@@ -114,19 +117,17 @@ class Session:
     def ending(self) -> bool:
         """Whether the session is over for its client (stopped, idled out, its relay done),
         though its server may still be stopping: it takes no request and holds no slot."""
-        idle = self.transport.idle_scope
         return (
             self._relay_done
             or self._stop.cancel_called
-            or (idle is not None and idle.cancel_called)
+            or self.transport.idle_scope.cancel_called
             or self.transport.is_terminated
         )
 
     @property
     def idle(self) -> bool:
         """Nothing in flight and no GET stream open: ending it interrupts nothing."""
-        listening = self.downstream is not None and self.downstream.has_stream
-        return self.in_flight == 0 and not listening
+        return self.in_flight == 0 and not self.downstream.has_stream
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -154,15 +155,13 @@ class Session:
         SESSION_LABEL.set(self.label)
         reason = "failed"
         try:
-            async with self.transport.connect() as (read, write):
-                self.downstream = HttpDownstream(read, write, count=metrics.count_bytes)
-                task_status.started()
-                try:
-                    reason = await self._served(gate, metrics, vision, shared)
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        forget(self)  # its id answers 404 from now on
-                        await self.transport.terminate()  # before its streams close
+            self.downstream.count = metrics.count_bytes
+            task_status.started()
+            try:
+                reason = await self._served(gate, metrics, vision, shared)
+            finally:
+                forget(self)  # its id answers 404 from now on
+                self.transport.terminate()  # a request still waiting hears why
         except Exception as error:  # a session's failure is its own, never the gateway's
             log(f"the session failed: {untrusted_line(f'{type(error).__name__}: {error}', 300)}")
         finally:
@@ -177,7 +176,7 @@ class Session:
         shared: SharedServer | None,
     ) -> str:
         """Relay until the session ends; why it ended."""
-        idle = self.transport.idle_scope or anyio.CancelScope()
+        idle = self.transport.idle_scope
         reason = "failed"
         with idle, self._stop:
             code = await self._relay(gate, metrics, vision, shared)
@@ -195,15 +194,16 @@ class Session:
         vision: Callable[[], VisionBackend | None],
         shared: SharedServer | None,
     ) -> int:
-        assert self.downstream is not None
         try:
             self._claim = await anyio.to_thread.run_sync(claim, self.cache_dir)
         except OSError as error:  # its images meet the same error, each with its own note
             log(f"no owner lock on the image directory: {untrusted_line(str(error), 200)}")
         started: Any = None
         if self.options.command and shared is None:
+            started, self.spare = self.spare, None
             with anyio.CancelScope(shield=True):  # a server started is always handed on
-                started = await anyio.to_thread.run_sync(start_server, self.options.command)
+                if started is None:
+                    started = await anyio.to_thread.run_sync(start_server, self.options.command)
             if isinstance(started, SpawnError):
                 metrics.upstream_failures.labels("start").inc()
         try:

@@ -45,8 +45,8 @@ from visiongate.kernel._framing import Oversized
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..proxy._jsonrpc import INTERNAL_ERROR, IdKey, encode, error_response, id_key
-from ..proxy._relay import SESSION_LABEL, log
 from ..proxy._upstream import StdioUpstream, Unstarted, stdio_upstream
+from ..proxy.relay import SESSION_LABEL, log
 from ..sanitize._line import untrusted_line
 
 __all__ = ["SharedServer", "SharedUpstream"]
@@ -98,8 +98,11 @@ class SharedServer:
         max_message_bytes: int,
         start: Callable[[Callable[..., Coroutine[Any, Any, None]]], Awaitable[None]],
         errlog: TextIO | None = None,
+        spare: Callable[[], Child | None] = lambda: None,
     ) -> None:
         self._command = tuple(command)
+        self._spare = spare
+        """The server started with the gateway, taken for the first start."""
         self._limit = max_message_bytes
         self._start = start
         """The gateway's task group's `start`: the server's task runs beside the sessions."""
@@ -126,7 +129,9 @@ class SharedServer:
         async with self._lock:
             if self._running is not None and self._running.reason is None:
                 return self._running
-            started = await anyio.to_thread.run_sync(start_server, self._command)
+            started: Child | SpawnError | None = self._spare()
+            if started is None:
+                started = await anyio.to_thread.run_sync(start_server, self._command)
             if isinstance(started, SpawnError):
                 log(str(started))
                 return started

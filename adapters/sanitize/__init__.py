@@ -3,7 +3,8 @@
 `Sanitizer` (`_sanitizer`) cleans text, JSON-like values and `_meta` mappings and tallies what
 it removed and kept; `_invisible` is the model of invisible characters and their legitimate
 uses (its Unicode data in the generated `_invisible_data`), `_text` compiles a policy's modes
-and cleans one text (`_walk` where legitimate uses may stand), `_keys` holds the reserved-key
+and cleans one text (`_runs` by runs where none can be legitimate, `_walk` where legitimate
+uses may stand), `_keys` holds the reserved-key
 test, `_mcp` walks the
 MCP tool result and `_listings` the tool, resource and prompt listings and protocol errors in
 the wire shape (whatever SDK made them), technical fields included. `_media` marks

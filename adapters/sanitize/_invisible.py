@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import Final
@@ -33,6 +34,7 @@ from typing import Final
 from visiongate.engine import INVISIBLE_CHANNELS
 
 from ._invisible_data import TABLES
+from ._words import joiner_in_a_code, mark_changes_nothing
 
 __all__ = [
     "BLACK_FLAG",
@@ -46,6 +48,7 @@ __all__ = [
     "emoji_zwj_sequences",
     "has_variation",
     "is_legitimate_single",
+    "standardized_bases",
     "table_codes",
     "variation_bases",
 ]
@@ -61,6 +64,7 @@ ZWNJ: Final = "\u200c"
 _MARKS: Final = "\u200e\u200f\u061c"
 """LRM, RLM, ALM: the bidi controls that cannot reorder a run by themselves."""
 _SOFT_HYPHEN: Final = "\u00ad"
+_WORD_MARKS: Final = frozenset((ZWNJ, ZWJ, _SOFT_HYPHEN))
 _GRAPHEME_JOINER: Final = "\u034f"
 _VOWEL_SEPARATOR: Final = "\u180e"
 _CHOSEONG_FILLER: Final = "\u115f"
@@ -160,6 +164,21 @@ def variation_bases(ideographic: bool) -> frozenset[int]:
     return frozenset(_ideographic() if ideographic else _variations())
 
 
+def standardized_bases(selector: int) -> frozenset[int]:
+    """Every base a standardized or emoji variation sequence pairs with `selector` (VS1-VS16,
+    the Mongolian selectors)."""
+    return _bases_of()[selector]
+
+
+@cache
+def _bases_of() -> dict[int, frozenset[int]]:
+    bases: dict[int, set[int]] = {}
+    for base, selectors in _variations().items():
+        for selector in selectors:
+            bases.setdefault(selector, set()).add(base)
+    return defaultdict(frozenset, {selector: frozenset(its) for selector, its in bases.items()})
+
+
 def has_variation(base: str, selector: str) -> bool:
     """Whether `base` followed by `selector` is a variation sequence Unicode lists."""
     return _has_variation(base, selector)
@@ -199,10 +218,13 @@ def _is_letter_or_mark(char: str) -> bool:
     return _is_letter(char) or _in("context.marks", char)
 
 
-def _joiner_is_legitimate(before: str, after: str) -> bool:
+def _joiner_is_legitimate(char: str, before: str, after: str) -> bool:
     # Next to a virama: IDNA's CONTEXTJ rule (RFC 5892 A.1, A.2), and the Bengali and Kannada
-    # forms where ZWJ stands before the virama (র‍্য).
-    if _in("context.viramas", before) or (_is_letter(before) and _in("context.viramas", after)):
+    # forms where ZWJ stands before the virama (র‍্য). A ZWNJ after a virama asks for the
+    # explicit virama of a conjunct: it changes nothing unless a letter follows.
+    if _in("context.viramas", before):
+        return char == ZWJ or _is_letter(after)
+    if _is_letter(before) and _in("context.viramas", after):
         return True
     return _in("context.joining_letters", before) and _in("context.joining_letters", after)
 
@@ -226,8 +248,11 @@ def is_legitimate_single(text: str, index: int) -> bool:
     is one of the legitimate uses the module docstring names."""
     char = text[index]
     if char in _MARKS:
-        return _mark_is_legitimate(text, index)
-    return _legitimate_between(text[index - 1 : index + 2] if index else "\0" + text[:2])
+        return _mark_is_legitimate(text, index) and not mark_changes_nothing(text, index)
+    if not _legitimate_between(text[index - 1 : index + 2] if index else "\0" + text[:2]):
+        return False
+    # One bit per letter in marks real text uses too: judged by their word (`_words`).
+    return char not in _WORD_MARKS or not joiner_in_a_code(text, index)
 
 
 @lru_cache(maxsize=4096)
@@ -238,7 +263,7 @@ def _legitimate_between(around: str) -> bool:
     if ord(char) in channel_chars("variation_selectors"):
         return bool(before) and _has_variation(before, char)
     if char in (ZWNJ, ZWJ):
-        return _joiner_is_legitimate(before, after)
+        return _joiner_is_legitimate(char, before, after)
     return _other_is_legitimate(char, before, after)
 
 

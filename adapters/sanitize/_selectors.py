@@ -29,7 +29,14 @@ from ._invisible import (
 )
 from ._utf8 import Stripper, encoded, stripper
 
-__all__ = ["SelectorSweep", "Swept", "selector_sweep", "sweep_for"]
+__all__ = [
+    "SelectorSweep",
+    "Swept",
+    "marked_for_keeping",
+    "placeholder",
+    "selector_sweep",
+    "sweep_for",
+]
 
 _MOST_CONTEXTS = 16
 """Beyond one context character in this many, the text is not worth sweeping (every letter
@@ -84,7 +91,7 @@ class SelectorSweep:
         walked, judged = self._runs_next_to(text, contexts, self.for_the_walk[_ZWJ in text])
         keep = {index: text[index] for index in walked}
         keep.update((index, text[index]) for index, legitimate in judged.items() if legitimate)
-        marked = _marked(text, keep)
+        marked = marked_for_keeping(text, keep)
         data = encoded(marked)
         if data is None:
             return None
@@ -93,7 +100,7 @@ class SelectorSweep:
         if not removed:
             return None
         for selector in set(keep.values()):
-            cleaned = cleaned.replace(_placeholder(selector), selector)
+            cleaned = cleaned.replace(placeholder(selector), selector)
         walk = bool(walked) or self._has_walked(text, contexts, self.for_the_walk[_ZWJ in text])
         # The walk counts what it keeps, those judged here included: it judges them again.
         return Swept(cleaned, removed, 0 if walk else len(keep) - len(walked), walk)
@@ -136,17 +143,17 @@ class SelectorSweep:
         return any(text[index] in for_the_walk for index in contexts)
 
 
-def _marked(text: str, keep: dict[int, str]) -> str:
+def marked_for_keeping(text: str, keep: dict[int, str]) -> str:
     """`text` with the selectors to keep swapped for placeholders the stripper leaves."""
     pieces, last = [], 0
     for index in sorted(keep):
-        pieces += [text[last:index], _placeholder(keep[index])]
+        pieces += [text[last:index], placeholder(keep[index])]
         last = index + 1
     pieces.append(text[last:])
     return "".join(pieces)
 
 
-def _placeholder(selector: str) -> str:
+def placeholder(selector: str) -> str:
     code = ord(selector)
     if code >= 0xE0100:  # VS17-VS256
         return chr(_PRIVATE_FIRST + 0x20 + code - 0xE0100)

@@ -31,14 +31,17 @@ from ._invisible import (
     char_class,
     table_codes,
 )
+from ._runs import lone_selectors, split_runs
 from ._screen import ANY_INVISIBLE, clean_until
 from ._utf8 import encoded
 from ._walk import FLAGGED_KIND, KEPT_KIND, REMOVED_KIND, Counts, TextRules, Walk
+from ._words import cap_floods, may_flood
 
 __all__ = [
     "BLACK_FLAG",
     "CANCEL_TAG",
     "FLAGGED_KIND",
+    "FLOOD_KIND",
     "KEPT_KIND",
     "REMOVED_KIND",
     "Counts",
@@ -49,6 +52,8 @@ __all__ = [
 ]
 
 
+FLOOD_KIND: Final = "combining_marks"
+"""The tally's kind for the combining marks cut from a flood (more than 30 in a row)."""
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
@@ -101,6 +106,7 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         strip_tags=modes["tags"] == "strip",
         active_channels=tuple(active_channels),
         sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
+        caps_floods="strip" in modes.values(),
     )
 
 
@@ -151,6 +157,15 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
     """Strip what `rules` forbid; `text` itself comes back when nothing was removed."""
     if text.isascii() or rules.inert:
         return text, ()
+    if rules.caps_floods and may_flood(text):
+        capped, cut = cap_floods(text)
+        if cut:
+            cleaned, counts = _invisible(capped, rules)
+            return cleaned, (*counts, (FLOOD_KIND, cut))
+    return _invisible(text, rules)
+
+
+def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
     start = clean_until(text)
     if start is None:
         return text, ()
@@ -164,10 +179,22 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         ascii_only = _ascii_once_tags_go(text)
         if ascii_only is not None:
             return ascii_only
+    runs = rules.everything_active and bulk
+    split = split_runs(text) if runs else None
+    if split is not None:
+        cleaned, removed, only_tags = split
+        return cleaned, (("tag_chars", len(removed)),) if only_tags else _channel_counts(
+            removed, rules
+        )
     if bulk and rules.may_be_legitimate.search(text) is None:  # type: ignore[union-attr]
         return _bulk(text, first.start(), rules)
     swept = rules.selector_sweep.sweep(text) if rules.selector_sweep is not None else None
     if swept is None:
+        # The sweep steps aside where bases are dense (CJK, emoji): a selector after every
+        # such letter is settled at C speed too when selectors are all the text hides.
+        selectors = lone_selectors().clean(text) if runs and rules.sweeps_selectors else None
+        if selectors is not None:
+            return selectors[0], _selector_counts(*selectors[1:])
         return Walk(text, rules).run()
     cleaned, counts = Walk(swept.text, rules).run() if swept.walk else (swept.text, ())
     merged = dict(counts)
@@ -178,6 +205,14 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
         if count:
             merged[kind] = merged.get(kind, 0) + count
     return cleaned, tuple(merged.items())
+
+
+def _selector_counts(removed: int, kept: int) -> Counts:
+    counts = (
+        (REMOVED_KIND["variation_selectors"], removed),
+        (KEPT_KIND["variation_selectors"], kept),
+    )
+    return tuple((kind, count) for kind, count in counts if count)
 
 
 def _bulk(text: str, start: int, rules: TextRules) -> tuple[str, Counts]:

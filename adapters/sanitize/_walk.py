@@ -89,6 +89,8 @@ class TextRules:
     active_channels: tuple[str, ...]
     sweeps_selectors: bool
     """Whether selectors are stripped and no channel is `flag` (see `selector_sweep`)."""
+    caps_floods: bool = True
+    """Whether runs of more than 30 combining marks are cut (any channel strips)."""
 
     @property
     def bulk_bytes(self) -> Stripper:

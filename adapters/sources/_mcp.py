@@ -80,7 +80,14 @@ async def route_mcp(
     `output_schema`: the tool's declared one; the routed structured content is checked
     against it and handed to the client."""
     sanitizer = context.sanitizer()
-    clean = sanitize_call_tool_result(decoded_text_blobs(read_tool_result(result)), sanitizer)
+    checked = decoded_text_blobs(read_tool_result(result))
+    # Megabytes of hostile text cost the sanitizer milliseconds to seconds: on a thread, so
+    # that one result never stalls another session's messages (the caller's deadline holds).
+    clean = (
+        await asyncio.to_thread(sanitize_call_tool_result, checked, sanitizer)
+        if _text_chars(checked) > OFF_LOOP_TEXT_CHARS
+        else sanitize_call_tool_result(checked, sanitizer)
+    )
     user_only = context.execution.user_only
     # Decoding, hashing and caching the images: on the image workers, never on the loop.
     read = await context.off_loop(holds_images(clean), read_result, clean, context.cache, user_only)
@@ -120,6 +127,21 @@ async def route_mcp(
         client=client_parts(read, outcome.attached, user, declared, problem),
         server_lines=_server_lines(clean),
     )
+
+
+OFF_LOOP_TEXT_CHARS = 256 * 1024
+"""Text beyond this many characters is sanitized off the event loop (issue 37)."""
+
+
+def _text_chars(result: ToolResult) -> int:
+    """The characters of the result's text blocks and embedded text resources."""
+    total = 0
+    for block in result.content:
+        if isinstance(block, TextBlock):
+            total += len(block.text)
+        elif isinstance(block, EmbeddedBlock) and isinstance(block.resource, TextContents):
+            total += len(block.resource.text)
+    return total
 
 
 def _server_lines(clean: ToolResult) -> frozenset[str]:

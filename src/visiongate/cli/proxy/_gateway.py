@@ -5,7 +5,7 @@
     VG_TOKEN=... visiongate proxy --listen 0.0.0.0:8080 --token-env VG_TOKEN --config a.yaml \\
         --url https://tools.example.com/mcp --forward-header X-Tools-Key
 
-The options are `proxy`'s (the package's `__init__` declares them, so `--help` imports
+The options are `proxy`'s (`_options` declares them, so `--help` imports
 nothing more); this module, imported only to run, checks them and starts `adapters.gateway`.
 
 Exit: 0 after SIGTERM or SIGINT drained it, 2 for bad usage (a non-loopback address without
@@ -87,16 +87,49 @@ def listen_address(text: str) -> tuple[str, int]:
 
 def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str, str]) -> int:
     """Check the gateway's options, load the gate, bind the socket and serve until a signal."""
-    import asyncio
-
     from visiongate.adapters.mcp._sdk import require_client_sdk
-    from visiongate.cli._common import check_gate_inputs
-    from visiongate.cli._signals import Interrupted, signals_raise
+    from visiongate.cli._signals import signals_raise
 
     host, port = listen_address(args.listen)
     token = _token(args, host)
     forwarded = _forwarded(args, token is not None)
-    require_client_sdk()
+    if args.url:
+        require_client_sdk()  # a `--url` server is reached with the SDK's client
+    with signals_raise():
+        spare = _spare_server(command, args.url)
+    try:
+        return _gateway(args, command, headers, (host, port, token, forwarded), spare)
+    finally:
+        if spare is not None and spare.returncode is None:
+            spare.kill()  # never reached a session (a bad policy, a port in use): stop it
+
+
+def _spare_server(command: list[str], url: str | None) -> Any:
+    """The first session's server (or the shared one), started before anything is imported,
+    so it boots while the gate loads (as `visiongate proxy` over stdio does)."""
+    if url or not command:
+        return None
+    from visiongate.adapters.mcp._child import Child, start_server
+    from visiongate.cli._signals import signals_held
+
+    with signals_held():  # a signal waits until the server is held here
+        started = start_server(command)
+    return started if isinstance(started, Child) else None
+
+
+def _gateway(
+    args: argparse.Namespace,
+    command: list[str],
+    headers: dict[str, str],
+    listen: tuple[str, int, str | None, tuple[str, ...]],
+    spare: Any,
+) -> int:
+    import asyncio
+
+    from visiongate.cli._common import check_gate_inputs
+    from visiongate.cli._signals import Interrupted, signals_raise
+
+    host, port, token, forwarded = listen
     try:
         from visiongate.adapters.gateway import GatewayMetrics, bind, serve_gateway
     except ImportError as error:
@@ -118,7 +151,7 @@ def run_gateway(args: argparse.Namespace, command: list[str], headers: dict[str,
             )
             try:
                 sock = checked(lambda: bind(host, port))
-                return asyncio.run(serve_gateway(gate, options, metrics, sock))
+                return asyncio.run(serve_gateway(gate, options, metrics, sock, spare=spare))
             finally:
                 gate.close()
     except Interrupted as stopped:
