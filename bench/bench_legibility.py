@@ -10,7 +10,9 @@ full size): a label is readable in the source when OCR reads it there, and the s
 is sent is the share of those it still reads, at the label's own position.
 
 Three contenders in the same run, at the default budget and ceiling of a vision model:
-- `stage`: `process_image`, what the native lane sends;
+- `stage`: `process_image`, what the native lane sends, once per route: one that takes WebP
+  (Anthropic, OpenAI, Gemini) and one that does not (Fireworks: JPEG, PNG, GIF), each its own
+  table (`--formats` measures one route of your choosing instead);
 - `ladder`: the naive halving ladder the seed's agent used (JPEG q85, 70, 50, then halve);
 - `ceiling`: the source resized to the ceiling, lossless: what any fitter could keep at best
   (it ignores the budget, so it only bounds the score).
@@ -69,6 +71,30 @@ class Row:
     ceiling_score: float
 
 
+@dataclass(frozen=True)
+class Route:
+    """The formats one route accepts, named for the tables."""
+
+    name: str
+    formats: tuple[str, ...]
+
+
+ROUTES = (
+    Route("with WebP", FORMATS),
+    Route("without WebP", tuple(f for f in FORMATS if f != "image/webp")),
+)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What does not depend on the route: the source's, the ladder's and the ceiling's reads."""
+
+    source: set[int]
+    ladder: Sent
+    ladder_score: float
+    ceiling_score: float
+
+
 @cache
 def judge() -> LocalOCRBackend:
     # Detection at the source's own size: the reference reading must not be the weak one.
@@ -107,28 +133,41 @@ def _label(result: ProcessedImage) -> str:
     return f"{kind} q{result.quality}" if result.quality else kind
 
 
-def measure(page: BusyPage, target: ImageTarget, repeats: int) -> Row:
+def reference(page: BusyPage, target: ImageTarget, repeats: int) -> Reference:
     data = encoded(page.image)
     size = page.image.size
     ladder_time, ladder = _best_of(repeats, lambda: naive_ladder(data, target))
-    stage_time, stage = _best_of(repeats, lambda: process_image(data, target))
-    assert isinstance(stage, ProcessedImage), stage
     source = words_in_boxes(page.words, boxes_of(page.image, (1.0, 1.0)))
     ceiling_size = fitted_size(*size, target.max_edge_px)
     ceiling = page.image.resize(ceiling_size, RESAMPLE, reducing_gap=2.0)
     ceiling_read = read(encoded(ceiling), page.words, size) & source
     ladder_read = read(ladder[0], page.words, size) & source
-    stage_read = read(stage.data, page.words, size) & source
-    share = lambda found: len(found) / max(1, len(source))  # noqa: E731
+    return Reference(
+        source,
+        Sent(ladder[0], ladder[1], ladder[2], "jpeg" if ladder[3] else "as is", ladder_time),
+        _share(ladder_read, source),
+        _share(ceiling_read, source),
+    )
+
+
+def measure(page: BusyPage, target: ImageTarget, repeats: int, known: Reference) -> Row:
+    data = encoded(page.image)
+    stage_time, stage = _best_of(repeats, lambda: process_image(data, target))
+    assert isinstance(stage, ProcessedImage), stage
+    stage_read = read(stage.data, page.words, page.image.size) & known.source
     return Row(
         page.name,
-        len(source),
+        len(known.source),
         Sent(stage.data, stage.width, stage.height, _label(stage), stage_time),
-        share(stage_read),
-        Sent(ladder[0], ladder[1], ladder[2], "jpeg" if ladder[3] else "as is", ladder_time),
-        share(ladder_read),
-        share(ceiling_read),
+        _share(stage_read, known.source),
+        known.ladder,
+        known.ladder_score,
+        known.ceiling_score,
     )
+
+
+def _share(found: set[int], source: set[int]) -> float:
+    return len(found) / max(1, len(source))
 
 
 def _b64(size: int) -> int:
@@ -175,35 +214,47 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per page (best kept)")
     parser.add_argument("--only", default="", help="only pages whose name contains this")
-    parser.add_argument("--formats", default=",".join(FORMATS), help="accepted media types")
+    parser.add_argument("--formats", default="", help="one route's media types (default: both)")
     parser.add_argument("--save", type=Path, default=None, help="write sources and outputs here")
     args = parser.parse_args(argv)
-    target = ImageTarget.create(args.formats.split(","), NativeSettings(), None, None)
+    routes = ROUTES if not args.formats else (Route(args.formats, tuple(args.formats.split(","))),)
+    targets = [ImageTarget.create(r.formats, NativeSettings(), None, None) for r in routes]
     print(
-        f"target: {', '.join(target.formats)}; budget {target.budget_base64} base64 bytes; "
-        f"ceiling {target.max_edge_px} px; best of {args.repeats} run(s) per page",
+        f"routes: {'; '.join(', '.join(t.formats) for t in targets)}; budget "
+        f"{targets[0].budget_base64} base64 bytes; ceiling {targets[0].max_edge_px} px; "
+        f"best of {args.repeats} run(s) per page",
         flush=True,
     )
-    rows = []
+    rows: dict[str, list[Row]] = {route.name: [] for route in routes}
     for page in busy_pages():
         if args.only not in page.name:
             continue
-        row = measure(page, target, args.repeats)
-        rows.append(row)
-        print(
-            f"  {row.page:28} stage {row.stage.width}x{row.stage.height} {row.stage.label:9} "
-            f"{row.stage_score:5.0%} | ladder {row.ladder.width}x{row.ladder.height} "
-            f"{row.ladder_score:5.0%} | ceiling {row.ceiling_score:5.0%}",
-            flush=True,
-        )
-        if args.save is not None:
-            args.save.mkdir(parents=True, exist_ok=True)
-            stem = page.name.split()[0]
-            page.image.save(args.save / f"{stem}.png")
-            (args.save / f"{stem}.stage").write_bytes(row.stage.data)
-            (args.save / f"{stem}.ladder.jpg").write_bytes(row.ladder.data)
-    print("\n".join(["", *table(rows), "", *summary(rows)]))
+        known = reference(page, targets[0], args.repeats)
+        for route, target in zip(routes, targets, strict=True):
+            row = measure(page, target, args.repeats, known)
+            rows[route.name].append(row)
+            print(
+                f"  {row.page:28} {route.name:13} stage {row.stage.width}x{row.stage.height} "
+                f"{row.stage.label:9} {row.stage_score:5.0%} | ladder "
+                f"{row.ladder.width}x{row.ladder.height} {row.ladder_score:5.0%} | ceiling "
+                f"{row.ceiling_score:5.0%}",
+                flush=True,
+            )
+            _save(args.save, page, row, route)
+    for route in routes:
+        print("\n".join(["", f"{route.name}:", *table(rows[route.name]), ""]))
+        print("\n".join(summary(rows[route.name])))
     return 0
+
+
+def _save(directory: Path | None, page: BusyPage, row: Row, route: Route) -> None:
+    if directory is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = page.name.split()[0]
+    page.image.save(directory / f"{stem}.png")
+    (directory / f"{stem}.{route.name.replace(' ', '-')}.stage").write_bytes(row.stage.data)
+    (directory / f"{stem}.ladder.jpg").write_bytes(row.ladder.data)
 
 
 if __name__ == "__main__":

@@ -111,3 +111,36 @@ def test_a_budget_that_takes_pixels_says_small_text_may_be_unreadable() -> None:
     assert "small text may be unreadable: ask for a region of the original" in (squeezed.scale_note)
     roomy = _fitted(data)
     assert roomy.kept_scale == 1.0 and "unreadable" not in roomy.scale_note
+
+
+def spreadsheet_2x(width: int = 2880, height: int = 1800) -> bytes:
+    """A dense grid of 11-13 CSS px cells at 2x, as bench_legibility.py's spreadsheet."""
+    image = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    rng = random.Random(14)
+    for x in range(0, width, 240):
+        draw.line((x, 0, x, height), fill=(218, 220, 224), width=2)
+    for y in range(0, height, 44):
+        draw.line((0, y, width, y), fill=(218, 220, 224), width=2)
+    for y in range(0, height - 44, 44):
+        for x in range(0, width - 240, 240):
+            font = ImageFont.truetype(FONT, rng.choice((22, 24, 26)))
+            draw.text((x + 10, y + 8), _word(rng), font=font, fill=(32, 33, 36))
+    return encode(image, "PNG")
+
+
+def test_thin_2x_text_without_webp_goes_a_step_smaller_and_sharper() -> None:
+    """Regression: without WebP a 2x spreadsheet went at 1568x980 as JPEG q69 and OCR read
+    91.5% of its labels, below the halving ladder's 93.3% at 1440x900; one shrink step at a
+    higher quality (1442x901 q78) reads 96.3% (bench_legibility.py)."""
+    full = _fitted(spreadsheet_2x(), FIREWORKS)
+    assert full.media_type == "image/jpeg"
+    assert (full.width, full.height) == (1442, 901) and (full.quality or 0) >= 70
+    assert "unreadable" not in full.scale_note  # 0.92 of the ceiling: still legible
+    assert len(full.base64) <= 262_144
+
+
+def test_1x_text_is_not_shrunk_for_sharpness() -> None:
+    """A 1x capture keeps the ceiling: shrinking its text reads less (bench_legibility.py)."""
+    data = spreadsheet_2x(1920, 1080)
+    assert _fitted(data, FIREWORKS).width == 1568

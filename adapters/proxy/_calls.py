@@ -44,8 +44,9 @@ from ._call import (
     sent_image_chars,
     undelivered,
 )
-from ._fit import Fitted, fit_call_response, image_budget
+from ._fit import Fitted, fit_call_response, image_budget, over_limit_error
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
+from ._resources import as_tool_result, image_blob, resource_contents
 from ._surfaces import clean_error, clean_result
 from ._tools import ToolListing
 from ._view import VIEW_TOOL, ImageViews
@@ -190,6 +191,43 @@ class CallRouter:
             record["execution"] = undelivered(record.get("execution"), fitted, target)
         self._write(record, call, raw_size, len(fitted.message), extra)
         return fitted.message
+
+    async def answer_resource(self, request_id: Any, body: Mapping[str, Any], size: int) -> bytes:
+        """A `resources/read` answer with its image blobs routed (`_resources`): the rest is
+        cleaned as any listing; each image is one record, as one tool call's would be."""
+        result = clean_result("resources/read", body["result"], self.gate_sanitizer)
+        blobs = [content for content in result["contents"] if image_blob(content)]
+        target = self._target
+        share = image_budget({"content": blobs}, size, target.max_result_bytes) // len(blobs)
+        contents: list[Any] = []
+        records: list[tuple[dict[str, Any], Call, dict[str, Any]]] = []
+        for content in result["contents"]:
+            if not image_blob(content):
+                contents.append(content)
+                continue
+            call = Call(request_id, None)
+            call.answered = call.started
+            routed = await self._router.mcp(
+                as_tool_result(content),
+                provider=target.provider,
+                model=target.model,
+                image_budget=share,
+                max_edge_px=target.max_edge_px,
+                trace=False,
+            )
+            contents.extend(resource_contents(content, routed.to_mcp()))
+            if self._views is not None:
+                self._views.remember(routed.media_paths)
+            extra = {"resource_uri": str(content.get("uri")), "image_budget": share}
+            records.append((dict(routed.record), call, extra))
+        answer = encode({**body, "result": {**result, "contents": contents}})
+        if len(answer) > target.max_result_bytes:
+            answer = over_limit_error(
+                request_id, "resources/read", len(answer), target.max_result_bytes
+            )
+        for record, call, extra in records:
+            self._write(record, call, size, len(answer), extra)
+        return answer
 
     async def _fitted(
         self, call: Call, routed: RoutedResult, schema: Relaxed | None, raw_size: int

@@ -187,6 +187,11 @@ def _fit_jpeg_only(attempt: Attempt) -> Choice | float:
     return text if isinstance(text, Choice) else _fit_palette(attempt, text)
 
 
+def fit_jpeg_text(attempt: Attempt, lowest: int) -> Choice | float:
+    """JPEG 4:2:0 at the highest quality from `lowest` that fits (`_fit._sharper_smaller`)."""
+    return _fit_lossy(attempt, JPEG_420, lowest, TOP_QUALITY - 1)
+
+
 def _fit_lossy(attempt: Attempt, codec: Codec, lowest: int, highest: int) -> Choice | float:
     """The highest quality in [lowest, highest] that fits, or the shortfall at `lowest`."""
     probe, limit = attempt.probe, attempt.plan.limit

@@ -7,17 +7,21 @@ import dataclasses
 import math
 
 from .._decode import fitted_size
+from .._encode import JPEG_420
 from .._probe import Probe
 from .._source import SourceImage
 from .._types import Refusal
-from ._at_size import Attempt, Choice, Kind, fit_at_size, fit_legible
+from ._at_size import Attempt, Choice, Kind, fit_at_size, fit_jpeg_text, fit_legible
 from ._plan import (
+    HIGH_DENSITY_SCALE,
+    JPEG_CRISP_TEXT,
     LOSSLESS_AREA_EXPONENT,
     MAX_SHRINK_STEP,
     MAX_SHRINKS,
     MIN_LONG_EDGE,
     PHOTO_AREA_EXPONENT,
     TEXT_AREA_EXPONENT,
+    THIN_TEXT_QUALITY_GAIN,
     Encoded,
     FitPlan,
 )
@@ -39,6 +43,8 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         if not isinstance(outcome, Choice) and fit_plan.lossy:
             outcome = fit_legible(attempt)
         if isinstance(outcome, Choice):
+            if len(probes) == 1 and _thin_text(outcome, source, size, kind):
+                outcome, size = _sharper_smaller(source, size, fit_plan, kind, outcome, probes)
             return Encoded(
                 outcome.data,
                 outcome.codec.media_type,
@@ -51,6 +57,39 @@ def fit(source: SourceImage, size: tuple[int, int], fit_plan: FitPlan) -> Encode
         misses.append((size[0] * size[1], outcome))
         size = _shrink(source, size, misses, _exponent(misses, fit_plan, kind), fit_plan)
     raise _cannot_fit(size, fit_plan)
+
+
+def _thin_text(choice: Choice, source: SourceImage, size: tuple[int, int], kind: Kind) -> bool:
+    """Text of a high-density capture, thinned by the downscale, that JPEG blurs at this
+    size's quality (`HIGH_DENSITY_SCALE`)."""
+    scale = max(size) / max(source.width, source.height)
+    return (
+        choice.codec is JPEG_420
+        and choice.quality is not None
+        and choice.quality < JPEG_CRISP_TEXT
+        and kind.photographic is False
+        and scale * MAX_SHRINK_STEP >= 0.5
+        and scale <= HIGH_DENSITY_SCALE
+    )
+
+
+def _sharper_smaller(
+    source: SourceImage,
+    size: tuple[int, int],
+    fit_plan: FitPlan,
+    kind: Kind,
+    choice: Choice,
+    probes: list[Probe],
+) -> tuple[Choice, tuple[int, int]]:
+    """One shrink step smaller at a JPEG quality `THIN_TEXT_QUALITY_GAIN` higher, when that
+    fits; else the choice as it was. Text that a downscale already thinned reads better a
+    little smaller and sharper than at the full size and blurred."""
+    assert choice.quality is not None
+    smaller = fitted_size(source.width, source.height, int(max(size) * MAX_SHRINK_STEP))
+    probe = Probe(source, smaller)
+    probes.append(probe)
+    sharper = fit_jpeg_text(Attempt(probe, fit_plan, kind), choice.quality + THIN_TEXT_QUALITY_GAIN)
+    return (sharper, smaller) if isinstance(sharper, Choice) else (choice, size)
 
 
 def _fit_within_source(probe: Probe, fit_plan: FitPlan, kind: Kind) -> Choice | None:

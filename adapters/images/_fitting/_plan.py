@@ -21,6 +21,8 @@ Those floors are for detail; legibility comes first. When none of them fits at a
 size is kept at a lower quality, down to where labels still read (`fit_legible`, measured by
 OCR in bench/bench_legibility.py), and only then are pixels given up: a busy page of photos,
 noise or map texture shrunk to keep WebP q90 had lost its text (657x370, 1% of the labels).
+The one exception is text a 2x capture's downscale has thinned, which JPEG blurs below its
+crisp quality: one shrink step at a higher quality reads more (`_fit._sharper_smaller`).
 
 The plan and the measured floors are here (`_plan`), the search at one size in `_at_size`,
 the shrinking in `_fit`.
@@ -50,6 +52,16 @@ WEBP_LEGIBLE_FLOOR: Final = 25
 """The legibility floors: the lowest qualities at which labels still read (bench_legibility.py:
 white 11-16 CSS px text over noise at 1568x882 reads 97% as JPEG 4:2:0 q25 and 98% at q35,
 but 87% at q25 once shrunk to 1280x720). Tried at a size before any pixels are given up."""
+THIN_TEXT_QUALITY_GAIN: Final = 5
+"""Quality steps a size one shrink smaller must gain for thin text that JPEG cannot keep
+crisp: a 2x spreadsheet read 91.7% at 1568x980 as JPEG q73 and 96.3% at 1442x901 as q78
+(the halving ladder's 1440x900 q85: 93.3%), bench_legibility.py."""
+HIGH_DENSITY_SCALE: Final = 0.65
+"""A capture fitted to at most this share of its size was taken at 2x or more (a 2x capture
+of a 1280 CSS px screen fits at 0.61, a 1x 1920x1080 one at 0.82): only there is text shrunk
+for sharpness, and never below half the source's size (one device pixel per CSS pixel at 2x).
+At 1x text a step smaller reads less (1440x900 at 1:1: 99.8% as JPEG q73, 98.8% at 1325x828
+as q83)."""
 FIRST_GOAL: Final = 0.92
 """Share of the budget a predicted size may use before the first full encode (mosaic ±10%)."""
 RETRY_GOAL: Final = 0.97

@@ -24,6 +24,7 @@ from .._jsonrpc import (
     error_response,
     parse,
 )
+from .._resources import has_image_blobs
 from .._surfaces import clean_error, clean_notification, clean_result, clean_server_request
 from ._state import (
     FIRST_REQUEST_S,
@@ -73,7 +74,23 @@ class ServerSide(RelayState):
             self._learn_task(pending.call, message.body)
             self._start(self._routed_answer, pending, message.body, size)
             return
+        if pending.method == "resources/read" and has_image_blobs(message.body):
+            self._start(self._resource_answer, message, size)
+            return
         await self._to_client(self._cleaned_answer(pending.method, message))
+
+    async def _resource_answer(self, message: Message, size: int) -> None:
+        """A `resources/read` answer whose image blobs go through the gate (`_resources`)."""
+        try:
+            answer = await asyncio.wait_for(
+                self._calls.answer_resource(message.id, message.body, size), self._timeout
+            )
+        except Exception as error:  # a timeout, a malformed answer: fail closed, say why
+            problem = untrusted_line(f"{type(error).__name__}: {error}", 300)
+            log(f"could not route the `resources/read` images: {problem}")
+            text = f"visiongate proxy: the `resources/read` images could not be routed: {problem}"
+            answer = error_response(message.id, INTERNAL_ERROR, text)
+        await self._to_client(answer)
 
     async def _routed_answer(self, pending: Pending, body: Mapping[str, Any], size: int) -> None:
         call = pending.call
