@@ -17,7 +17,6 @@ from PIL import Image
 
 from visiongate.adapters._cache import ImageCache
 from visiongate.adapters.images import ImageTarget, process_images
-from visiongate.adapters.proxy._config import CLIENTS, server_name, snippet
 from visiongate.adapters.proxy._fit import cut_text, fit_call_response, image_budget
 from visiongate.adapters.proxy._idscan import TopLevelId
 from visiongate.adapters.proxy._jsonrpc import parse
@@ -27,6 +26,7 @@ from visiongate.adapters.proxy._surfaces import (
     clean_result,
     clean_server_request,
 )
+from visiongate.adapters.proxy.clients._config import CLIENTS, server_name, snippet
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 from visiongate.adapters.wire._schemas import schema_problem
 from visiongate.cli.proxy._options import CLIENTS as CLI_CLIENTS

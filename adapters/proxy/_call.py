@@ -83,3 +83,19 @@ def out_of_time(problem: str | None) -> bool:
 
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
+
+
+def no_result(call: Call, outcome: str, detail: str) -> dict[str, Any]:
+    """The `execution` of a call's record when it brought no result to route."""
+    return {
+        "action": "no_result",
+        "outcome": outcome,
+        "detail": detail,
+        "tool_name": call.tool,
+        "is_error": True,
+        "images_found": 0,
+        "attached": [],
+        "refused": [],
+        "described": [],
+        "media_paths": [],
+    }

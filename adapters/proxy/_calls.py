@@ -39,6 +39,7 @@ from ._call import (
     Call,
     ProxyTarget,
     ms,
+    no_result,
     out_of_time,
     schema_problem,
     sent_image_chars,
@@ -46,7 +47,7 @@ from ._call import (
 )
 from ._fit import Fitted, fit_call_response, image_budget, over_limit_error
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
-from ._resources import as_tool_result, image_blob, resource_contents
+from ._resources import route_blobs
 from ._surfaces import clean_error, clean_result
 from ._tools import ToolListing
 from ._view import VIEW_TOOL, ImageViews
@@ -196,30 +197,10 @@ class CallRouter:
         """A `resources/read` answer with its image blobs routed (`_resources`): the rest is
         cleaned as any listing; each image is one record, as one tool call's would be."""
         result = clean_result("resources/read", body["result"], self.gate_sanitizer)
-        blobs = [content for content in result["contents"] if image_blob(content)]
         target = self._target
-        share = image_budget({"content": blobs}, size, target.max_result_bytes) // len(blobs)
-        contents: list[Any] = []
-        records: list[tuple[dict[str, Any], Call, dict[str, Any]]] = []
-        for content in result["contents"]:
-            if not image_blob(content):
-                contents.append(content)
-                continue
-            call = Call(request_id, None)
-            call.answered = call.started
-            routed = await self._router.mcp(
-                as_tool_result(content),
-                provider=target.provider,
-                model=target.model,
-                image_budget=share,
-                max_edge_px=target.max_edge_px,
-                trace=False,
-            )
-            contents.extend(resource_contents(content, routed.to_mcp()))
-            if self._views is not None:
-                self._views.remember(routed.media_paths)
-            extra = {"resource_uri": str(content.get("uri")), "image_budget": share}
-            records.append((dict(routed.record), call, extra))
+        contents, records = await route_blobs(
+            self._router, target, self._views, request_id, result["contents"], size
+        )
         answer = encode({**body, "result": {**result, "contents": contents}})
         if len(answer) > target.max_result_bytes:
             answer = over_limit_error(
@@ -383,18 +364,7 @@ class CallRouter:
     ) -> None:
         """The record of a call that brought no result to route (`outcome` says why)."""
         decision = self._router.gate.decide(self._target.provider, self._target.model, trace=False)
-        execution: dict[str, Any] = {
-            "action": "no_result",
-            "outcome": outcome,
-            "detail": detail,
-            "tool_name": call.tool,
-            "is_error": True,
-            "images_found": 0,
-            "attached": [],
-            "refused": [],
-            "described": [],
-            "media_paths": [],
-        }
+        execution = no_result(call, outcome, detail)
         record = decision.record(source="mcp", execution=execution, sanitizer=dict(counts or {}))
         self._write(record, call, raw_size, sent, {})
 

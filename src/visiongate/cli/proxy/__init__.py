@@ -169,7 +169,7 @@ def proxy_options(
     """The gate and the relay's options from the command line (`extra_trace`: one more trace
     sink, the gateway's metrics)."""
     from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
-    from visiongate.adapters.proxy._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
+    from visiongate.adapters.proxy.clients._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
     from visiongate.engine import Gate
 
     if args.url:  # only the HTTP transport is the SDK's
@@ -213,7 +213,7 @@ def _say_notices(gate: Any, provider: str, model: str) -> None:
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:
-    from visiongate.adapters.proxy._config import CLIENT_LIMITS, server_name, snippet
+    from visiongate.adapters.proxy.clients._config import CLIENT_LIMITS, server_name, snippet
 
     proxy_args = ["proxy", *_forwarded(args)]
     if args.client is None and args.max_result_bytes is None and args.print_config in CLIENT_LIMITS:

@@ -9,7 +9,7 @@ from visiongate.cli._common import add_gate_arguments, positive_seconds
 
 __all__ = ["CLIENTS", "add_options"]
 
-# Written out as in `adapters.proxy._config`, so `proxy --help` imports nothing heavy.
+# Written out as in `adapters.proxy.clients._config`, so `proxy --help` imports nothing heavy.
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "codex", "goose", "json")
 _MIN_RESULT_BYTES = 65_536
 
