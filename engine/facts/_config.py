@@ -44,6 +44,7 @@ from .._settings import (
 from .._vocabulary import FACTS
 from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
 from .._yaml import shown as one_line
+from ._aux_vision import vision_setting_problem
 from ._config_keys import (
     IGNORED,
     MISSPELT_ROUTING_KEY,
@@ -365,6 +366,7 @@ class _Reader:
         vision = self.section(("auxiliary", "vision"))
         if not clean(vision.get("api_key_env")):  # which the backend reads first
             self.literal_key(vision.get("api_key"))
+        self.vision_values()
         provider = clean(vision.get("provider")).lower()
         where = f"{self.label}: auxiliary.vision"
         if provider not in _UNSET_AUX_PROVIDERS:
@@ -393,6 +395,16 @@ class _Reader:
             "`api_key: ${VAR}`)",
             severity="error",
         )
+
+    def vision_values(self) -> None:
+        """What the vision backend would refuse at run time (`timeout: .nan`), as it checks it
+        (`_aux_vision`); a literal key is `literal_key`'s."""
+        problem = vision_setting_problem(self.data)
+        if problem is None or problem.code == "vision_inline_api_key":
+            return
+        path = tuple(problem.path.split("."))
+        message = f"{problem.reason}: the vision backend will not start"
+        self.warn("invalid-vision-setting", message, path, problem.help, severity="error")
 
     def main_model(self) -> tuple[str | None, Sourced[bool | None] | None]:
         raw = self.data.get("model")
