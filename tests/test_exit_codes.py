@@ -400,6 +400,8 @@ READERS = {
     "explain --policy": ["explain", "--policy", "{}"],
     "diff": ["diff", "{}", "default"],
     "route --image": ["route", "--source", "mcp", "--image", "{}", *TARGET],
+    "audit": ["audit", "{}"],
+    "routes list --routes": ["routes", "list", "--routes", "{}"],
 }
 
 
@@ -426,6 +428,43 @@ def test_a_path_that_is_no_regular_file_is_refused_unread(
     assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
     assert no_traceback(done.stdout, done.stderr)
+
+
+ROUTES_FILE_KINDS = {**NOT_FILES, "a directory": ("not a regular file (a directory)", Path.mkdir)}
+ROUTES_FILE_READERS = {
+    "decide": ["decide", "--config", "{}"],
+    "routes list": ["routes", "list", "--config", "{}"],
+    "registry show": ["registry", "show", "anthropic", "--config", "{}"],
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("kind", ROUTES_FILE_KINDS)
+@pytest.mark.parametrize("reader", ROUTES_FILE_READERS)
+def test_a_routes_file_that_is_no_regular_file_is_one_located_error(
+    reader: str, kind: str, tmp_path: Path
+) -> None:
+    """Regression (issue 36): `visiongate.routes_file` naming a directory gave a bare `[Errno
+    21] Is a directory` (a traceback for `routes list`), and a FIFO there hung every command
+    that decides. It is an error at the config's key, exit 2, with nothing read."""
+    said, make = ROUTES_FILE_KINDS[kind]
+    routes = tmp_path / "routes.json"
+    make(routes)
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "model:\n  provider: anthropic\n  default: claude-sonnet-4-5\n"
+        f"visiongate:\n  routes_file: {routes}\n"
+    )
+    argv = [part.replace("{}", str(config)) for part in ROUTES_FILE_READERS[reader]]
+    try:
+        done = run_process(argv, tmp_path, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{reader}` with a routes file that is {kind} ran on 30 s")
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    (error,) = done.stderr.splitlines()
+    assert error.startswith(f"{config}:5:16: error[unreadable-file]: "), done.stderr
+    assert "`visiongate.routes_file`" in error and said in error, error
+    assert "Errno" not in done.stderr and no_traceback(done.stdout, done.stderr)
 
 
 def test_route_refuses_an_image_file_over_its_cap_without_reading_it(tmp_path: Path) -> None:

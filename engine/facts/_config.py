@@ -93,6 +93,8 @@ class AgentConfig:
     diagnostics: tuple[Diagnostic, ...] = ()
     routes_file: str | None = None
     """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
+    routes_file_location: Location | None = None
+    """Where the config names `routes_file`, for an error about the file it names."""
     model_overrides: Mapping[str, Sourced[bool | None]] = field(
         default_factory=lambda: MappingProxyType({})
     )
@@ -229,6 +231,7 @@ class _Reader:
             main_provider=provider_key(clean(main_section.get("provider"))) or None,
             main_base_url=clean(main_section.get("base_url")) or None,
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
+            routes_file_location=self.location(("visiongate", "routes_file")),
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(providers),
             model_overrides=MappingProxyType(self.model_overrides()),
