@@ -475,3 +475,35 @@ def test_route_refuses_an_image_file_over_its_cap_without_reading_it(tmp_path: P
     done = run_process(["route", "--source", "mcp", "--image", str(huge), *TARGET], tmp_path)
     assert done.returncode == 2, done.stderr
     assert "larger than 268,435,456 bytes (314,572,800)" in done.stderr, done.stderr
+
+
+FOLDER_READERS = {
+    "lint DIR": (["lint", "{}"], 1),
+    "fmt --check DIR": (["fmt", "--check", "{}"], 2),
+    "docs --check DIR": (["docs", "--check", "{}"], 2),
+    "test DIR": (["test", "{}"], 2),
+    "test FILE": (["test", "{}/x.test.yaml"], 1),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("reader", FOLDER_READERS)
+def test_a_fifo_among_the_files_a_command_looks_at_never_blocks_it(
+    reader: str, tmp_path: Path
+) -> None:
+    """Regression (issue 36): the look at a file's head (is it a policy?) and the policy test
+    loader opened files plainly, so a FIFO named like a policy or a test file hung `lint`,
+    `fmt --check`, `docs --check` and `test` on its folder, and `test` on the file."""
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    os.mkfifo(folder / "edge.yaml")
+    os.mkfifo(folder / "x.test.yaml")
+    argv, code = FOLDER_READERS[reader]
+    try:
+        done = run_process(
+            [part.replace("{}", str(folder)) for part in argv], tmp_path, cwd=tmp_path, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{reader}` with a FIFO in the folder ran on 30 s")
+    assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    assert no_traceback(done.stdout, done.stderr)
