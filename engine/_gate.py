@@ -48,9 +48,9 @@ from ._watch import (
 )
 from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
-from .facts._config import AgentConfig
 from .facts._resolver import FactResolver, ResolvedFacts
 from .facts._routes import LearnedRoute, RouteOverlay, check_routes_file, default_routes_path
+from .facts.config._config import AgentConfig
 from .facts.registry._registry import ProviderRegistry
 from .facts.registry._types import build
 

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from visiongate.engine import PolicyError
-from visiongate.engine.facts._catalog import CatalogAnswer, ModelCatalog, snapshot_text
+from visiongate.engine.facts._catalog import CatalogAnswer, ModelCatalog
+from visiongate.engine.facts._catalog_snapshot import snapshot_text
 
 DATA = yaml.safe_load((Path(__file__).parent / "data" / "facts" / "lookup.yaml").read_text())
 POLICIES = Path(__file__).parents[1] / "policies"

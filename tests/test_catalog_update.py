@@ -195,7 +195,7 @@ def test_the_gate_uses_the_newest_valid_of_bundled_and_refreshed(cache: Path) ->
     path.parent.mkdir(parents=True)
     document = json.loads(catalog_with_a_new_model())
     document["_fetched"] = {"date": "2026-01-01T00:00:00Z", "url": "https://models.dev/api.json"}
-    from visiongate.engine.facts._catalog import snapshot_text
+    from visiongate.engine.facts._catalog_snapshot import snapshot_text
 
     path.write_text(snapshot_text(document))
     assert current_catalog() is ModelCatalog.bundled()  # older than the bundled snapshot
@@ -271,7 +271,7 @@ def test_a_failed_refresh_keeps_the_catalog_and_backs_off(server: str, cache: Pa
 
 
 def test_the_proxy_refreshes_only_when_the_config_asks() -> None:
-    from visiongate.engine.facts._config import AgentConfig
+    from visiongate.engine.facts.config._config import AgentConfig
 
     assert AgentConfig.from_mapping({"visiongate": {"catalog_refresh": True}}).catalog_refresh
     assert not AgentConfig.from_mapping({}).catalog_refresh
@@ -283,7 +283,7 @@ def test_the_proxy_refreshes_only_when_the_config_asks() -> None:
 def test_choosing_the_refreshed_catalog_does_not_load_the_bundled_one(cache: Path) -> None:
     # The CLI's `decide --provider --model` loads one catalog per call, whichever is newer.
     from visiongate.engine.facts import _catalog
-    from visiongate.engine.facts._catalog import snapshot_text
+    from visiongate.engine.facts._catalog_snapshot import snapshot_text
 
     document = json.loads(catalog_with_a_new_model())
     document["_fetched"] = {"date": "2026-12-01T00:00:00Z", "url": "https://models.dev/api.json"}
@@ -382,7 +382,7 @@ def test_models_dev_url_in_the_agent_config_names_the_catalog(
     server: str, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Regression (issue 35): the production agent's `models_dev.url` was unread in silence."""
-    from visiongate.engine.facts._config import AgentConfig
+    from visiongate.engine.facts.config._config import AgentConfig
 
     config = tmp_path / "agent.yaml"
     config.write_text(f"models_dev:\n  url: {server}/good\n")

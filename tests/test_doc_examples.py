@@ -41,7 +41,7 @@ from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import main
 from visiongate.engine import Gate
 from visiongate.engine._load import compile_policy_text, load_policy
-from visiongate.engine.facts._config import AgentConfig
+from visiongate.engine.facts.config._config import AgentConfig
 from visiongate.engine.tooling.lint._check import lint_text
 
 pytest_plugins = ["pytester"]

@@ -16,8 +16,8 @@ import yaml
 from visiongate.engine import PolicyError
 from visiongate.engine._vocabulary import FACTS
 from visiongate.engine.facts._catalog import ModelCatalog
-from visiongate.engine.facts._config import AgentConfig, coerce_bool
 from visiongate.engine.facts._resolver import FactResolver, ResolvedFacts
+from visiongate.engine.facts.config._config import AgentConfig, coerce_bool
 from visiongate.engine.facts.registry._registry import ProviderRegistry
 
 DATA = Path(__file__).parent / "data" / "facts"

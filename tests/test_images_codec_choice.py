@@ -9,8 +9,8 @@ from _image_samples import target
 from PIL import Image
 
 from visiongate.adapters.images import ProcessedImage, process_image
-from visiongate.adapters.images import _fit as _image_fit
 from visiongate.adapters.images._encode import WEBP, Codec
+from visiongate.adapters.images._fitting import _at_size, _plan
 
 
 class _FakeProbe:
@@ -37,10 +37,10 @@ class _FakeProbe:
         pass
 
 
-def _choose(probe: _FakeProbe) -> _image_fit._Choice | None:
-    fit_plan = _image_fit.plan(target(budget=1000), "image/png", 1, 1, (64, 64))
-    attempt = _image_fit._Attempt(probe, fit_plan, _image_fit._Kind())  # type: ignore[arg-type]
-    return _image_fit._jpeg_if_better(attempt, _image_fit.WEBP_PHOTO_FLOOR)
+def _choose(probe: _FakeProbe) -> _at_size.Choice | None:
+    fit_plan = _plan.plan(target(budget=1000), "image/png", 1, 1, (64, 64))
+    attempt = _at_size.Attempt(probe, fit_plan, _at_size.Kind())  # type: ignore[arg-type]
+    return _at_size._jpeg_if_better(attempt, _plan.WEBP_PHOTO_FLOOR)
 
 
 def test_jpeg_beating_webp_top_quality_skips_the_webp_search() -> None:

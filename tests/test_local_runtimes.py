@@ -16,9 +16,9 @@ from _routing_helpers import loopback_server, without_proxies
 
 from visiongate.engine import Gate
 from visiongate.engine.facts._catalog import ModelCatalog
-from visiongate.engine.facts._config import AgentConfig
 from visiongate.engine.facts._resolver import FactResolver
 from visiongate.engine.facts._runtimes import DEADLINE, RuntimeProbe, ollama_host, runtime_root
+from visiongate.engine.facts.config._config import AgentConfig
 from visiongate.engine.facts.registry._registry import ProviderRegistry
 
 

@@ -31,8 +31,8 @@ from _policy_mutations import FAMILIES, mutate
 from visiongate.engine import PolicyError, analyze_policy_text
 from visiongate.engine._diagnostics import Diagnostic
 from visiongate.engine._policy_schema import MAX_RULES
-from visiongate.engine.facts._config import AgentConfig
-from visiongate.engine.facts.registry._load import analyze_registry_text
+from visiongate.engine.facts.config._config import AgentConfig
+from visiongate.engine.facts.registry._registry import analyze_registry_text
 from visiongate.engine.tooling.lint._check import lint_text
 
 ROOT = Path(__file__).parent.parent

@@ -29,7 +29,7 @@ from mcp.types import CallToolResult, ImageContent, TextContent
 from PIL import Image
 
 from visiongate.adapters.proxy._jsonrpc import UPSTREAM_CLOSED
-from visiongate.adapters.proxy._relay import UPSTREAM_GONE
+from visiongate.adapters.proxy.relay import UPSTREAM_GONE
 
 pytestmark = pytest.mark.anyio
 TAG_RANGE = range(0xE0000, 0xE0080)

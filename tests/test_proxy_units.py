@@ -29,7 +29,7 @@ from visiongate.adapters.proxy._surfaces import (
 )
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 from visiongate.adapters.wire._schemas import schema_problem
-from visiongate.cli.proxy import CLIENTS as CLI_CLIENTS
+from visiongate.cli.proxy._options import CLIENTS as CLI_CLIENTS
 from visiongate.engine import NativeSettings
 from visiongate.kernel._framing import Lines, Oversized
 
@@ -324,7 +324,7 @@ def test_a_record_never_claims_an_image_the_fitting_refused(tmp_path: Path) -> N
     """An answer that became an error sends no image: the record says so."""
     from types import SimpleNamespace
 
-    from visiongate.adapters.proxy._calls import undelivered
+    from visiongate.adapters.proxy._call import undelivered
     from visiongate.adapters.proxy._fit import Fitted
 
     store = ImageCache(tmp_path)

@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from visiongate.engine import PolicyError
-from visiongate.engine.facts.registry._load import analyze_registry_text
 from visiongate.engine.facts.registry._registry import (
     API_NAMES,
     MEDIA_TYPES,
     ProviderOverride,
     ProviderRegistry,
+    analyze_registry_text,
 )
 
 DATA = yaml.safe_load(

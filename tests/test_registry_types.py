@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from visiongate.engine.facts.registry._load import analyze_registry_text
+from visiongate.engine.facts.registry._registry import analyze_registry_text
 
 BASE = yaml.safe_load(
     (Path(__file__).parent / "data" / "facts" / "registry_errors.yaml").read_text()

@@ -35,8 +35,8 @@ from ..proxy._jsonrpc import (
     INVALID_REQUEST,
     encode,
 )
-from ..proxy._relay import log
 from ..proxy._serve import target_notices
+from ..proxy.relay import log
 from ..sanitize._line import untrusted_line
 from ._body import read_body, read_message, replayed
 from ._gateway import Gateway

@@ -33,7 +33,7 @@ from visiongate.kernel._framing import Oversized
 
 from ..proxy._downstream import ClientGone
 from ..proxy._jsonrpc import INTERNAL_ERROR, error_response, id_key
-from ..proxy._relay import log
+from ..proxy.relay import log
 from ..sanitize._line import untrusted_line
 
 __all__ = ["HELD_MESSAGES", "HttpDownstream"]

@@ -26,7 +26,7 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from .._cache import default_cache_dir
-from ..proxy._relay import log
+from ..proxy.relay import log
 from ._leftovers import sweep
 from ._metrics import GatewayMetrics
 from ._options import GatewayOptions

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ..proxy._calls import ProxyTarget
+from ..proxy._call import ProxyTarget
 from ..proxy._serve import ProxyOptions
 
 __all__ = [

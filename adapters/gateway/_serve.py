@@ -24,7 +24,7 @@ import uvicorn
 
 from visiongate.engine import Gate
 
-from ..proxy._relay import log
+from ..proxy.relay import log
 from ._app import GatewayApp
 from ._gateway import Gateway
 from ._http import head_deadlined, missing_hooks

@@ -39,8 +39,8 @@ import anyio.abc
 from visiongate.engine import Gate
 
 from ..mcp._child import Child, SpawnError, start_server
-from ..proxy._relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..proxy._serve import ProxyOptions, relay_session
+from ..proxy.relay import SESSION_LABEL, UPSTREAM_GONE, log
 from ..sanitize._line import untrusted_line
 from ._client import HttpDownstream
 from ._leftovers import claim, release

@@ -45,8 +45,8 @@ from visiongate.kernel._framing import Oversized
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..proxy._jsonrpc import INTERNAL_ERROR, IdKey, encode, error_response, id_key
-from ..proxy._relay import SESSION_LABEL, log
 from ..proxy._upstream import StdioUpstream, Unstarted, stdio_upstream
+from ..proxy.relay import SESSION_LABEL, log
 from ..sanitize._line import untrusted_line
 
 __all__ = ["SharedServer", "SharedUpstream"]

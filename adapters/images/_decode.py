@@ -22,7 +22,8 @@ import PIL
 from PIL import ExifTags, Image, UnidentifiedImageError, _imaging
 
 from ._container.filled import ends_mid_grey, last_row_blank, same_pixels, with_filler
-from ._container.structure import Layout, layout, png_pixel_data
+from ._container.png_walk import png_pixel_data
+from ._container.structure import Layout, layout
 from ._sniff import DECODABLE
 from ._types import Refusal
 

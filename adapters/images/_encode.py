@@ -38,7 +38,7 @@ JPEG_420: Final = Codec("image/jpeg", lossy=True, subsampling="4:2:0")
 WEBP: Final = Codec("image/webp", lossy=True)
 PNG: Final = Codec("image/png", lossy=False)
 PNG_PALETTE: Final = Codec("image/png", lossy=False, colours=8)
-"""Text in eight grey levels: what dense text is sent as when no lossy floor fits (`_fit`)."""
+"""Text in eight grey levels: what dense text is sent as when no lossy floor fits (`_fitting`)."""
 GIF: Final = Codec("image/gif", lossy=False)
 
 MAX_EDGES: Final = {

@@ -22,7 +22,7 @@ from ._container.passthrough import Header, pass_through, read_header
 from ._container.repair import drop_unused_chunks
 from ._decode import DecodedImage, decode, fitted_size
 from ._encode import PNG, encode
-from ._fit import fit, plan
+from ._fitting import fit, plan
 from ._sniff import DECODABLE, NOT_IMAGES, sniff_media_type
 from ._source import SourceImage
 from ._tiles import TallSettings, TileLayout, factor, strip_reason, tile_layout, tile_note

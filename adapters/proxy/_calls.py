@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .._cache import ImageCache
@@ -35,6 +34,16 @@ from .._part_request import PartError
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ..wire._wire import InvalidToolResult
+from ._call import (
+    Ask,
+    Call,
+    ProxyTarget,
+    ms,
+    out_of_time,
+    schema_problem,
+    sent_image_chars,
+    undelivered,
+)
 from ._fit import Fitted, fit_call_response, image_budget
 from ._jsonrpc import INTERNAL_ERROR, encode, error_response
 from ._surfaces import clean_error, clean_result
@@ -48,36 +57,11 @@ if TYPE_CHECKING:  # the router and the image stage load after the handshake (se
 
 __all__ = ["Call", "CallRouter", "ProxyTarget"]
 
-MANY_IMAGE_EDGE_PX: Final = 2000
-"""Anthropic's API rejects images over 2000 px once a request holds more than 20 images; a
-client's conversation keeps every image, so the proxy keeps each one at or under it."""
 _INLINE_FIT_BYTES: Final = 256 * 1024
 _FIT_ATTEMPTS: Final = 3
 """Routings of one result at most: as estimated, then twice with the images fitted harder."""
 _HARDER_MARGIN: Final = 16 * 1024
 _LISTING_PAGES: Final = 100
-Ask = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
-
-
-@dataclass(frozen=True)
-class ProxyTarget:
-    """Whom the proxy routes for, and the client's limits."""
-
-    provider: str
-    model: str
-    max_result_bytes: int
-    max_edge_px: int = MANY_IMAGE_EDGE_PX
-
-
-@dataclass
-class Call:
-    """One `tools/call` in flight (or a `tasks/result` standing for one)."""
-
-    request_id: Any
-    tool: str | None
-    started: float = field(default_factory=time.perf_counter)
-    answered: float | None = None
-    """When the server's answer arrived."""
 
 
 class CallRouter:
@@ -195,7 +179,7 @@ class CallRouter:
             if not (fitted.shortfall and routed.images and len(attempts) < _FIT_ATTEMPTS):
                 break
             budget = max(
-                0, min(budget, _sent_image_chars(routed)) - fitted.shortfall - _HARDER_MARGIN
+                0, min(budget, sent_image_chars(routed)) - fitted.shortfall - _HARDER_MARGIN
             )
         if self._views is not None and "refused" not in fitted.changes:
             self._views.remember(routed.media_paths)  # the paths the model was shown
@@ -231,7 +215,7 @@ class CallRouter:
     def _extra(self, call: Call, attempts: list[int], schema: Relaxed | None) -> dict[str, Any]:
         extra: dict[str, Any] = {
             "image_budget": attempts[-1],
-            "route_ms": _ms(time.perf_counter() - (call.answered or 0)),
+            "route_ms": ms(time.perf_counter() - (call.answered or 0)),
         }
         if len(attempts) > 1:
             extra["image_budgets_tried"] = attempts
@@ -389,8 +373,8 @@ class CallRouter:
             "server": self._server,
             "transport": self._transport,
             "request_id": call.request_id,
-            "latency_ms": _ms(now - call.started),
-            "upstream_ms": _ms((call.answered or now) - call.started),
+            "latency_ms": ms(now - call.started),
+            "upstream_ms": ms((call.answered or now) - call.started),
             "bytes_from_server": raw_size,
             "bytes_to_client": sent,
             "max_result_bytes": self._target.max_result_bytes,
@@ -402,47 +386,3 @@ class CallRouter:
             proxy["session"] = self._session
         record["proxy"] = proxy
         self._router.gate.trace(record)
-
-
-def undelivered(execution: Any, fitted: Fitted, target: Any) -> Any:
-    """The record's `execution` as the client really received it: when the answer became an
-    error, every attached image moves from `attached` to `refused` with the reason, so the
-    record never claims pixels that were not sent."""
-    if not isinstance(execution, Mapping) or "refused" not in fitted.changes:
-        return execution
-    count = len(execution.get("attached") or [])
-    if not count:
-        return execution
-    reason = (
-        f"not sent: the whole answer was over the client's limit of "
-        f"{target.max_result_bytes:,} bytes per message"
-    )
-    from .._routed import refuse_attached  # loaded with the router by then
-
-    return refuse_attached(execution, dict.fromkeys(range(count), reason))
-
-
-def _sent_image_chars(routed: RoutedResult) -> int:
-    """Base64 characters of every image copy the routed answer carries."""
-    from ..wire._inline import inline_image_chars  # loaded with the router by then
-
-    return inline_image_chars(routed.to_mcp())[1]
-
-
-def schema_problem(schema: Any, value: Any) -> str | None:
-    """`wire._schemas.schema_problem`, imported at the first check: jsonschema loads with the
-    router, after the handshake, not at the proxy's start."""
-    from ..wire._schemas import schema_problem as check
-
-    return check(schema, value)
-
-
-def out_of_time(problem: str | None) -> bool:
-    """`wire._schemas.out_of_time`, imported as `schema_problem` is."""
-    from ..wire._schemas import out_of_time as timed_out
-
-    return timed_out(problem)
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)

@@ -27,8 +27,8 @@ from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
 from ._calls import Call, CallRouter, ProxyTarget
 from ._downstream import Downstream, open_downstream
-from ._relay import Relay, log
 from ._upstream import Unstarted, Upstream, http_upstream, stdio_upstream
+from .relay import Relay, log
 
 if TYPE_CHECKING:
     from visiongate.adapters._router import Router

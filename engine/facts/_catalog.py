@@ -19,27 +19,28 @@ Look-up order, first hit wins:
 from __future__ import annotations
 
 import functools
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from .._diagnostics import Diagnostic, Location, PolicyError
 from .._yaml import read_source_file
-from ._fetch import JsonTooDeep, parse_json
-from ._keys import model_id, model_key, provider_key, similarity, typo_key, typo_keys
+from ._catalog_read import (
+    BUNDLED_FILE,
+    CLOUD_SUFFIXES,
+    CatalogEntry,
+    Verdict,
+    entries_of,
+    label_of,
+    near_index,
+    preserving_variants,
+    read_document,
+    source_date,
+)
+from ._keys import model_id, model_key, provider_key, similarity, typo_key
 from .registry._types import build
-
-Verdict = Literal["vision", "no_vision", "unknown"]
-
-BUNDLED_FILE: Final = "catalog/models-dev.json"
-CLOUD_SUFFIXES: Final = (":cloud", "-cloud")
-_REVISION = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
-_STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
 @dataclass(frozen=True)
@@ -56,35 +57,20 @@ class CatalogAnswer:
 
 
 @dataclass(frozen=True)
-class _Entry:
-    provider: str
-    model: str
-    inputs: tuple[str, ...]
-
-    @property
-    def verdict(self) -> Verdict:
-        return "vision" if "image" in self.inputs else "no_vision"
-
-    @property
-    def path(self) -> str:
-        return f"{self.provider}/{self.model}"
-
-
-@dataclass(frozen=True)
 class _Group:
     """Every entry, across providers, that shares one id (or one lower-cased id)."""
 
-    entries: tuple[_Entry, ...]
+    entries: tuple[CatalogEntry, ...]
     agreed: Verdict | None
     """The verdict all entries share, None when they disagree."""
 
     @classmethod
-    def of(cls, entries: list[_Entry]) -> _Group:
+    def of(cls, entries: list[CatalogEntry]) -> _Group:
         verdicts = {entry.verdict for entry in entries}
         return cls(tuple(entries), verdicts.pop() if len(verdicts) == 1 else None)
 
 
-Index = Mapping[tuple[str, str], _Entry]
+Index = Mapping[tuple[str, str], CatalogEntry]
 _NO_IDS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType({})
 Candidates = tuple[tuple[str, str], ...]
 """(id to try, how it was derived), in order."""
@@ -137,33 +123,8 @@ class ModelCatalog:
     def from_text(
         cls, text: str, file: str = "<catalog>", label: str = "", origin: str = "file"
     ) -> ModelCatalog:
-        try:
-            # The bundled snapshot is the package's own: only an outside file is walked.
-            document = parse_json(text, walk=origin != "bundled")
-        except JsonTooDeep as error:
-            raise PolicyError(
-                [
-                    Diagnostic(
-                        "catalog-json",
-                        "error",
-                        f"the catalog is {error}",
-                        Location(file),
-                        help="a catalog is a JSON file shaped like https://models.dev/api.json",
-                    )
-                ]
-            ) from None
-        except json.JSONDecodeError as error:
-            raise PolicyError(
-                [
-                    Diagnostic(
-                        "catalog-json",
-                        "error",
-                        f"the catalog is not valid JSON: {error.msg.lower()}",
-                        Location(file, error.lineno, error.colno),
-                        help="a catalog is a JSON file shaped like https://models.dev/api.json",
-                    )
-                ]
-            ) from error
+        # The bundled snapshot is the package's own: only an outside file is walked.
+        document = read_document(text, file, walk=origin != "bundled")
         return cls.from_document(document, file, label, origin)
 
     @classmethod
@@ -171,9 +132,9 @@ class ModelCatalog:
         cls, document: Any, file: str = "<catalog>", label: str = "", origin: str = "file"
     ) -> ModelCatalog:
         """Build from a parsed api.json document; raise `PolicyError` for a wrong shape."""
-        entries = _entries(document, file)
+        entries = entries_of(document, file)
         source = document.get("_source") if isinstance(document.get("_source"), str) else file
-        catalog = _build(entries, str(source), label or _label(str(source), file))
+        catalog = _build(entries, str(source), label or label_of(str(source), file))
         return replace(catalog, date=source_date(str(source)), origin=origin)
 
     def section(self, provider: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -236,7 +197,7 @@ class ModelCatalog:
         """A listed id close to `model` (a typo: a doubled or dropped letter, a vowel, a
         separator), in the provider's section, else in any; None when there is none."""
         if not self._near:
-            self._near.update(_near_index(self._exact.values()))
+            self._near.update(near_index(self._exact.values()))
         skeleton = typo_key(model)
         if skeleton not in self._near.get("*", _NO_IDS):  # `*` has every section's skeletons
             return None
@@ -322,7 +283,7 @@ def _folded_how(how: str) -> str:
     return "case-insensitive" if how == "exact id" else f"{how}, case-insensitive"
 
 
-def _answer(entry: _Entry, how: str) -> CatalogAnswer:
+def _answer(entry: CatalogEntry, how: str) -> CatalogAnswer:
     return _answer_of(entry.verdict, entry.path, how, entry.inputs)
 
 
@@ -350,83 +311,11 @@ def _answer_of(
     )
 
 
-def source_date(source: str) -> str:
-    """The `YYYY-MM-DD` a catalog's `_source` line names (its revision's date), or ``."""
-    found = _STAMP.search(_REVISION.sub("", source))
-    return found.group(1) if found else ""
-
-
-def _label(source: str, file: str) -> str:
-    revision = _REVISION.search(source)
-    short = revision.group(1) if revision else ""
-    date = source_date(source)
-    of = f" of {date}" if date else ""
-    if file == BUNDLED_FILE:
-        return f"models.dev snapshot {short}".strip() + of
-    return f"catalog {Path(file).name}" + (f" {short}" if short else "") + of
-
-
-def _shape_error(file: str, message: str, path: tuple[str | int, ...] = ()) -> PolicyError:
-    return PolicyError(
-        [
-            Diagnostic(
-                "catalog-shape",
-                "error",
-                message,
-                Location(file),
-                path,
-                help="a catalog is shaped like https://models.dev/api.json: "
-                "{provider: {models: {model: {modalities: {input: [...]}}}}}",
-            )
-        ]
-    )
-
-
-def _entries(document: Any, file: str) -> list[_Entry]:
-    if not isinstance(document, dict):
-        raise _shape_error(file, "the catalog must be a JSON object of providers")
-    entries: list[_Entry] = []
-    for provider, section in document.items():
-        if provider.startswith("_"):
-            continue
-        entries.extend(_section_entries(provider, section, file))
-    if not entries:
-        raise _shape_error(file, "the catalog lists no models with `modalities.input`")
-    return entries
-
-
-def _section_entries(provider: str, section: Any, file: str) -> list[_Entry]:
-    models = section.get("models") if isinstance(section, dict) else None
-    if not isinstance(models, dict):
-        raise _shape_error(
-            file, f"provider `{provider}` must be an object with a `models` object", (provider,)
-        )
-    entries = []
-    for model, data in models.items():
-        inputs = _inputs(data)
-        if inputs is None:
-            raise _shape_error(
-                file,
-                f"model `{provider}/{model}` has no `modalities.input` list",
-                (provider, "models", model),
-            )
-        entries.append(_Entry(provider.lower(), str(model), inputs))
-    return entries
-
-
-def _inputs(data: Any) -> tuple[str, ...] | None:
-    modalities = data.get("modalities") if isinstance(data, dict) else None
-    inputs = modalities.get("input") if isinstance(modalities, dict) else None
-    if not isinstance(inputs, list) or not all(isinstance(item, str) for item in inputs):
-        return None
-    return tuple(inputs)
-
-
-def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
-    exact: dict[tuple[str, str], _Entry] = {}
-    folded: dict[tuple[str, str], _Entry] = {}
-    by_id: dict[str, list[_Entry]] = {}
-    by_folded: dict[str, list[_Entry]] = {}
+def _build(entries: list[CatalogEntry], source: str, label: str) -> ModelCatalog:
+    exact: dict[tuple[str, str], CatalogEntry] = {}
+    folded: dict[tuple[str, str], CatalogEntry] = {}
+    by_id: dict[str, list[CatalogEntry]] = {}
+    by_folded: dict[str, list[CatalogEntry]] = {}
     # Sorted, so the entry named in provenance and any collision winner are deterministic.
     for entry in sorted(entries, key=lambda item: (item.provider, item.model)):
         exact[(entry.provider, entry.model)] = entry
@@ -438,7 +327,7 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
         label=label,
         providers=frozenset(entry.provider for entry in entries),
         model_count=len(entries),
-        variants=MappingProxyType(_preserving_variants(exact)),
+        variants=MappingProxyType(preserving_variants(exact)),
         # Plain dicts, never handed out: a mapping proxy's `get` costs a method look-up on
         # the dict behind it, and these are read several times per never-seen model.
         _exact=exact,
@@ -446,38 +335,6 @@ def _build(entries: list[_Entry], source: str, label: str) -> ModelCatalog:
         _global_exact={key: _Group.of(group) for key, group in by_id.items()},
         _global_folded={key: _Group.of(group) for key, group in by_folded.items()},
     )
-
-
-MIN_VARIANT_PAIRS: Final = 2
-"""How many (variant, base) pairs must list the same input, and none differ, for a variant
-suffix to be read as its base model."""
-
-
-def _preserving_variants(exact: Mapping[tuple[str, str], _Entry]) -> dict[str, int]:
-    agree: dict[str, int] = {}
-    differ: set[str] = set()
-    for (provider, model), entry in exact.items():
-        base, colon, suffix = model.rpartition(":")
-        found = exact.get((provider, base)) if colon and base else None
-        if found is None:
-            continue
-        if found.inputs == entry.inputs:
-            agree[suffix.lower()] = agree.get(suffix.lower(), 0) + 1
-        else:
-            differ.add(suffix.lower())
-    return {s: n for s, n in sorted(agree.items()) if n >= MIN_VARIANT_PAIRS and s not in differ}
-
-
-def _near_index(entries: Iterable[_Entry]) -> dict[str, dict[str, tuple[str, ...]]]:
-    index: dict[str, dict[str, list[str]]] = {}
-    for entry in entries:
-        for skeleton in typo_keys(entry.model):
-            for section in (entry.provider, "*"):
-                index.setdefault(section, {}).setdefault(skeleton, []).append(entry.model)
-    return {
-        section: {key: tuple(dict.fromkeys(ids)) for key, ids in table.items()}
-        for section, table in index.items()
-    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -500,66 +357,12 @@ def _compact(catalog: ModelCatalog) -> tuple[str, str, str, str, tuple[tuple[Any
 def _expand(table: Any) -> ModelCatalog:
     """The catalog `_compact` describes (its indexes rebuilt: a few ms, not the JSON's 40)."""
     source, label, date, origin, rows = table
-    entries = [_Entry(provider, model, tuple(inputs)) for provider, model, inputs in rows]
+    entries = [CatalogEntry(provider, model, tuple(inputs)) for provider, model, inputs in rows]
     texts = [source, label, date, origin, *(text for e in entries for text in _texts(e))]
     if not all(isinstance(text, str) for text in texts):
         raise ValueError("a catalog table holds only strings")
     return replace(_build(entries, source, label), date=date, origin=origin)
 
 
-def _texts(entry: _Entry) -> tuple[str, ...]:
+def _texts(entry: CatalogEntry) -> tuple[str, ...]:
     return (entry.provider, entry.model, *entry.inputs)
-
-
-def snapshot_text(document: Mapping[str, Any]) -> str:
-    """The bundled snapshot's text for an api.json document: reduced, sorted, one model a line.
-
-    `policies/catalog/models-dev.json` is exactly this for the models.dev file it names in
-    `_source`, so a refresh is a small, reviewable diff.
-    """
-    reduced = snapshot_document(document)
-    lines = ["{"]
-    # `_source` and other notes first, then providers in order.
-    order = sorted(reduced, key=lambda name: (not name.startswith("_"), name))
-    for position, provider in enumerate(order):
-        comma = "," if position < len(reduced) - 1 else ""
-        section = reduced[provider]
-        if provider.startswith("_"):
-            lines.append(f"{_json(provider)}: {_json(section)}{comma}")
-            continue
-        head = {key: value for key, value in section.items() if key != "models"}
-        lines.append(f'{_json(provider)}: {_json(head)[:-1]}, "models": {{')
-        models = sorted(section["models"])
-        lines += [
-            f"  {_json(model)}: {_json(section['models'][model])}"
-            + ("," if index < len(models) - 1 else "")
-            for index, model in enumerate(models)
-        ]
-        lines.append(f"}}}}{comma}")
-    return "\n".join([*lines, "}"]) + "\n"
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def snapshot_document(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Reduce an api.json document to what the gate reads (ids, names, modalities)."""
-    reduced: dict[str, Any] = {}
-    for provider, section in document.items():
-        if provider.startswith("_"):
-            reduced[provider] = section
-            continue
-        reduced[provider] = {
-            "id": section.get("id", provider),
-            "name": section.get("name", provider),
-            "models": {
-                model: {
-                    "id": data.get("id", model),
-                    "name": data.get("name", model),
-                    "modalities": data["modalities"],
-                }
-                for model, data in section["models"].items()
-            },
-        }
-    return reduced

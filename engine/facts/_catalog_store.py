@@ -40,8 +40,10 @@ from visiongate.kernel._files import read_regular_file
 
 from .._diagnostics import PolicyError
 from .._files import replace_file
-from ._catalog import BUNDLED_FILE, ModelCatalog, snapshot_text, source_date
+from ._catalog import ModelCatalog
 from ._catalog_changes import Change, catalog_changes, shrink
+from ._catalog_read import BUNDLED_FILE, source_date
+from ._catalog_snapshot import snapshot_text
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
 
 __all__ = [

@@ -37,8 +37,8 @@ from .._decode import (
 )
 from .._sniff import DECODABLE
 from .._types import ImageTarget
+from .png_walk import png_chunks, png_pixel_data
 from .strip import strip_metadata
-from .structure import png_chunks, png_pixel_data
 
 _GRID_LEVELS: Final = (*range(0, 256, 16), 255)
 _SRGB_TOLERANCE: Final = 2

@@ -25,18 +25,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from .jpeg_walk import JFIF_WITHOUT_THUMBNAIL, SCAN_END
+from .png_walk import PNG_DISPLAY_CHUNKS, chunk_name, png_chunks
 from .repair import PNG_SIGNATURE
-from .structure import (
-    GIF_LOOPS,
-    JFIF_WITHOUT_THUMBNAIL,
-    PNG_DISPLAY_CHUNKS,
-    SCAN_END,
-    WEBP_DISPLAY_CHUNKS,
-    chunk_name,
-    gif_colour_table,
-    png_chunks,
-    skip_gif_sub_blocks,
-)
+from .structure import GIF_LOOPS, WEBP_DISPLAY_CHUNKS, gif_colour_table, skip_gif_sub_blocks
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from ..._diagnostics import Diagnostic
 from ..._validate import validate
 from ..._yaml import DocumentPath, LoadedYaml
 from ..._yaml._staged import Staged, run_stages, stage_yaml
-from ._registry import ProviderRegistry
 from ._schema import (
     CITED_EVIDENCE,
     REGISTRY_SCHEMA,
@@ -32,11 +31,12 @@ from ._types import (
     ModelAlias,
     ModelRule,
     Patterns,
+    RegistryTables,
     Veto,
     limits_with,
 )
 
-__all__ = ["STAGES", "analyze_registry_text"]
+__all__ = ["STAGES", "read_registry_text"]
 
 _LIMIT_KEYS = ("formats", "max_image_base64", "max_edge_px", "max_images_per_request")
 
@@ -44,7 +44,7 @@ _LIMIT_KEYS = ("formats", "max_image_base64", "max_edge_px", "max_images_per_req
 @dataclass
 class _Context(Staged):
     document: dict[str, Any] | None = None
-    registry: ProviderRegistry | None = None
+    tables: RegistryTables | None = None
 
 
 def _stage_schema(context: _Context) -> None:
@@ -68,7 +68,7 @@ def _stage_evidence(context: _Context) -> None:
 
 def _stage_build(context: _Context) -> None:
     assert context.document is not None and context.loaded is not None
-    context.registry = _build_registry(context.document, context.file, context.loaded)
+    context.tables = _build_tables(context.document, context.file, context.loaded)
 
 
 STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
@@ -80,12 +80,13 @@ STAGES: tuple[tuple[str, Callable[[_Context], None]], ...] = (
 )
 
 
-def analyze_registry_text(
+def read_registry_text(
     text: str, file: str = "<registry>"
-) -> tuple[ProviderRegistry | None, list[Diagnostic]]:
-    """Run every stage that can run; never raises for bad input (the linter's entry point)."""
+) -> tuple[RegistryTables | None, list[Diagnostic]]:
+    """Run every stage that can run; never raises for bad input (`analyze_registry_text` in
+    `_registry` makes the registry of what it reads)."""
     context = run_stages(_Context(text, file), STAGES)
-    return context.registry, context.diagnostics
+    return context.tables, context.diagnostics
 
 
 # -- semantic checks -----------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def _evidence(spec: Mapping[str, Any], path: DocumentPath, loaded: LoadedYaml) -
     return Evidence(spec["evidence"], str(spec.get("cites", "")).strip(), where)
 
 
-def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) -> ProviderRegistry:
+def _build_tables(document: Mapping[str, Any], file: str, loaded: LoadedYaml) -> RegistryTables:
     apis = {
         shape.name: limits_with(shape.limits, document["apis"].get(shape.name, {}))
         for shape in SHAPES
@@ -200,7 +201,7 @@ def _build_registry(document: Mapping[str, Any], file: str, loaded: LoadedYaml) 
         )
         for index, spec in enumerate(document["message_rules"])
     )
-    return ProviderRegistry(
+    return RegistryTables(
         file=file,
         label=Path(file).name,
         default_api=document["defaults"].get("api", "openai-chat"),

@@ -189,3 +189,18 @@ class MessageRule:
 
     def matches(self, provider: str, *models: str) -> bool:
         return self.provider.matches(provider) and any(self.model.matches(m) for m in models)
+
+
+@dataclass(frozen=True)
+class RegistryTables:
+    """What the loader (`_load`) reads from a valid registry file: a `ProviderRegistry` is
+    made of these (kept apart so that the loader needs nothing of the registry's queries)."""
+
+    file: str
+    label: str
+    default_api: str
+    apis: Mapping[str, Limits]
+    entries: Mapping[str, Entry]
+    names: Mapping[str, str]
+    vetoes: tuple[Veto, ...]
+    message_rules: tuple[MessageRule, ...]

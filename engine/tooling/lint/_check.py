@@ -224,7 +224,7 @@ def lint_config_text(
     text: str, file: str = "<config>", options: LintOptions | None = None
 ) -> FileReport:
     """`lint_config` of an agent config given as text (the playground's second tab)."""
-    from ...facts._config import AgentConfig
+    from ...facts.config._config import AgentConfig
 
     try:
         found = AgentConfig.from_text(text, file).diagnostics

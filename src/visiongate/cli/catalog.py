@@ -126,7 +126,7 @@ def _config_url(config: str | None) -> str | None:
     if config is None:
         return None
     from visiongate.cli._common import checked
-    from visiongate.engine.facts._config import AgentConfig
+    from visiongate.engine.facts.config._config import AgentConfig
 
     return checked(lambda: AgentConfig.from_file(config)).catalog_url
 

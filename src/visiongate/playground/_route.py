@@ -22,7 +22,7 @@ from visiongate.engine._gate import Gate
 from visiongate.engine._load import CompiledPolicy
 from visiongate.engine.facts._catalog import ModelCatalog
 from visiongate.engine.facts._catalog_store import current_catalog
-from visiongate.engine.facts._config import AgentConfig
+from visiongate.engine.facts.config._config import AgentConfig
 from visiongate.engine.facts.registry._registry import ProviderRegistry
 from visiongate.engine.tooling._explain import cell_explanation
 

@@ -5,7 +5,7 @@
     VG_TOKEN=... visiongate proxy --listen 0.0.0.0:8080 --token-env VG_TOKEN --config a.yaml \\
         --url https://tools.example.com/mcp --forward-header X-Tools-Key
 
-The options are `proxy`'s (the package's `__init__` declares them, so `--help` imports
+The options are `proxy`'s (`_options` declares them, so `--help` imports
 nothing more); this module, imported only to run, checks them and starts `adapters.gateway`.
 
 Exit: 0 after SIGTERM or SIGINT drained it, 2 for bad usage (a non-loopback address without

@@ -1,39 +1,18 @@
-"""The agent's config file, read once: everything the gate needs from it, precomputed.
-
-The key names are those agents such as Hermes Agent use:
-
-| key                                                    | gives                                 |
-|--------------------------------------------------------|---------------------------------------|
-| `agent.image_input_mode`                               | the `mode` fact (`auto` when missing) |
-| `auxiliary.vision.provider` / `.model` / `.base_url`   | the `aux` fact                        |
-| `model.default` (or `.name`), `model.supports_vision`  | vision of the main model              |
-| `providers.<id>.models.<model>.supports_vision`        | vision of one model (alias `vision`)  |
-| `providers.<id>.tool_result_images` (and `.api`)       | declares a provider's tool-result path|
-| `vision.embed_target_bytes`                            | the native lane's byte budget         |
-| `visiongate.routes_file`                               | where learned and probed routes live  |
-
-A config is untrusted, hand-edited input: a value that cannot be used is ignored with a
-warning (`file:line:col` when read from a file) and the safe default applies. An image input
-mode that is not one of the three is an error that fails closed: the mode is `text`, so a
-typo never opens the native lane. A key that is a near miss of one visiongate reads
-(`auxiliary.vison`) is reported with a suggestion (`_config_keys`). Only a file that is not
-YAML, or not a mapping, stops loading.
-"""
+"""Reading an agent config mapping into the fields of an `AgentConfig` (`_config`): every
+value that cannot be used is a warning located when the YAML is known, and the safe default
+applies."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
 from visiongate.kernel._suggest import did_you_mean
 
-from .._diagnostics import Diagnostic, Location, PolicyError, Severity, has_errors
-from .._settings import (
+from ..._diagnostics import Diagnostic, Location, Severity
+from ..._settings import (
     EMBED_TARGET_DEFAULT,
     EMBED_TARGET_HELP,
     EMBED_TARGET_MAX,
@@ -41,11 +20,12 @@ from .._settings import (
     clamp_embed_target,
     clamped_message,
 )
-from .._vocabulary import FACTS
-from .._yaml import DocumentPath, LoadedYaml, load_yaml, read_source_file
-from .._yaml import shown as one_line
-from ._aux_vision import vision_setting_problem
-from ._config_keys import (
+from ..._yaml import DocumentPath, LoadedYaml
+from ..._yaml import shown as one_line
+from .._aux_vision import vision_setting_problem
+from .._keys import model_key, provider_key
+from ._fields import FAIL_CLOSED_MODE, MODES, ConfigFields
+from ._known_keys import (
     IGNORED,
     MISSPELT_ROUTING_KEY,
     byte_count,
@@ -53,155 +33,14 @@ from ._config_keys import (
     coerce_bool,
     unknown_keys,
 )
-from ._config_providers import ProviderDeclaration, Sourced, custom_name, read_declaration
-from ._keys import model_key, provider_key
+from ._providers import ProviderDeclaration, Sourced, custom_name, read_declaration
 
-__all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
-
-MODES: Final = FACTS["mode"]
-FAIL_CLOSED_MODE: Final = "text"
-"""The mode an invalid `agent.image_input_mode` resolves to: pixels never enter the history."""
-DEFAULT_ENTRY: Final = "_default"
-"""The `model_overrides` entry that fills a gap: read only when the catalog misses the model."""
 _UNSET_AUX_PROVIDERS: Final = frozenset({"", "auto"})
 _ENV_REFERENCE: Final = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
 """`$VAR` or `${VAR}`: how `auxiliary.vision.api_key` names a variable (as the backend reads it)."""
 
 
-@dataclass(frozen=True, eq=False)
-class AgentConfig:
-    """An agent config, parsed once. Immutable; `raw` is for readers of other sections."""
-
-    raw: Mapping[str, Any]
-    """The whole mapping as read (treat it as read-only; the vision backend reads it)."""
-    label: str
-    """How provenance names this config: the file name, or `agent config`."""
-    mode: Sourced[str]
-    aux: Sourced[str]
-    main_model: str | None
-    """`model.default` (or `model.name`, or `model` written as a string), stripped."""
-    main_vision: Sourced[bool | None] | None
-    """`model.supports_vision`, when present."""
-    main_provider: str | None
-    """`model.provider`, lower-cased, when the config names it."""
-    main_base_url: str | None
-    """`model.base_url`, when the config names it."""
-    embed_target_bytes: Sourced[int | None]
-    """None when not configured, so the policy's own value applies."""
-    providers: Mapping[str, ProviderDeclaration]
-    """Lower-cased provider id -> its declaration."""
-    diagnostics: tuple[Diagnostic, ...] = ()
-    routes_file: str | None = None
-    """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
-    routes_file_location: Location | None = None
-    """Where the config names `routes_file`, for an error about the file it names."""
-    model_overrides: Mapping[str, Sourced[bool | None]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
-    """`model_overrides.<model>.supports_vision` by folded model id (any provider's)."""
-    catalog_refresh: bool = False
-    """`visiongate.catalog_refresh`: a long-running process (the proxy) refreshes the catalog."""
-    catalog_url: str | None = None
-    """`models_dev.url` (the production agent's key): where the catalog is fetched from."""
-
-    @classmethod
-    def empty(cls) -> AgentConfig:
-        return cls.from_mapping({})
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], label: str = "agent config") -> AgentConfig:
-        if not isinstance(data, Mapping):
-            raise PolicyError([_not_mapping(Location(label))])
-        return _Reader(data, None, label).config()
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> AgentConfig:
-        return cls.from_text(read_source_file(path, kind="agent config"), str(path))
-
-    @classmethod
-    def from_text(cls, text: str, file: str = "<config>") -> AgentConfig:
-        """Parse YAML text; raise `PolicyError` (with `file:line:col`) if it is unusable."""
-        loaded = load_yaml(text, file)
-        errors = [d for d in loaded.diagnostics if d.code != "empty-document"]
-        if has_errors(errors):
-            raise PolicyError(errors)
-        data = {} if loaded.data is None else loaded.data
-        if not isinstance(data, dict):
-            raise PolicyError([_not_mapping(loaded.location(()))])
-        return _Reader(data, loaded, Path(file).name).config()
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """Every warning about the config, one line each (errors start with `error: `)."""
-        return tuple(d.warning_text() for d in self.diagnostics)
-
-    @cached_property  # read on every `decide_facts`; the config is frozen
-    def decision_warnings(self) -> tuple[str, ...]:
-        """The warnings that concern every decision: all but those about one provider entry
-        (those go only into that provider's decisions)."""
-        return tuple(
-            warning
-            for warning, diagnostic in zip(self.warnings, self.diagnostics, strict=True)
-            if not (
-                diagnostic.document_path[:1] == ("providers",) and len(diagnostic.document_path) > 2
-            )
-        )
-
-    @property
-    def errors(self) -> tuple[Diagnostic, ...]:
-        """Mistakes the gate fails closed on (an invalid image input mode) or that keep a part
-        from starting (a literal key for the vision backend)."""
-        return tuple(d for d in self.diagnostics if d.severity == "error")
-
-    def base_url_for(self, provider: str) -> str | None:
-        """The base URL the config gives for a provider (`providers.<id>.base_url`, else
-        `model.base_url` when `model.provider` names it); None when it gives none."""
-        name = provider_key(provider)
-        declared = self.providers.get(name)
-        if declared is not None and declared.base_url:
-            return declared.base_url
-        return self.main_base_url if self.main_provider == name else None
-
-    def model_override(self, provider: str, model: str) -> Sourced[bool | None] | None:
-        """`model_overrides` for `model`, keyed by the model id or by `provider/model` (the
-        nested `model_overrides.<provider>.<model>` form is kept under that key)."""
-        if not self.model_overrides or model_key(model) == DEFAULT_ENTRY:
-            return None
-        found = self.model_overrides.get(model_key(f"{provider_key(provider)}/{model}"))
-        return found if found is not None else self.model_overrides.get(model_key(model))
-
-    def default_vision(self, provider: str) -> Sourced[bool | None] | None:
-        """The fill-gap default for a model the catalog does not know: the provider's
-        `model_overrides.<provider>._default`, else the top-level `model_overrides._default`."""
-        if not self.model_overrides:
-            return None
-        for key in (f"{provider_key(provider)}/{DEFAULT_ENTRY}", DEFAULT_ENTRY):
-            found = self.model_overrides.get(key)
-            if found is not None and found.value is not None:
-                return found
-        return None
-
-    def main_vision_for(self, model: str) -> Sourced[bool | None] | None:
-        """`model.supports_vision`, if it applies to `model`: the config names no main model,
-        or names this one (case-insensitively)."""
-        if self.main_vision is None:
-            return None
-        if self.main_model is None or model_key(self.main_model) == model_key(model):
-            return self.main_vision
-        return None
-
-
-def _not_mapping(location: Location) -> Diagnostic:
-    return Diagnostic(
-        "config-not-mapping",
-        "error",
-        "the agent config must be a mapping of keys to values",
-        location,
-        help="an agent config looks like `agent: {image_input_mode: auto}`",
-    )
-
-
-class _Reader:
+class Reader:
     """Reads one config mapping, collecting warnings located when the YAML is known."""
 
     def __init__(self, data: Mapping[str, Any], loaded: LoadedYaml | None, label: str) -> None:
@@ -210,7 +49,7 @@ class _Reader:
         self.label = label
         self.diagnostics: list[Diagnostic] = []
 
-    def config(self) -> AgentConfig:
+    def config(self) -> ConfigFields:
         main_model, main_vision = self.main_model()
         main = self.data.get("model")
         main_section = main if isinstance(main, Mapping) else {}
@@ -221,7 +60,7 @@ class _Reader:
         misspelt = [d for d in (*self.diagnostics, *unknown) if d.code == MISSPELT_ROUTING_KEY]
         if misspelt and mode.value != FAIL_CLOSED_MODE:
             mode = self.misspelt_mode(misspelt[0])
-        return AgentConfig(
+        return ConfigFields(
             raw=MappingProxyType(dict(self.data)),
             label=self.label,
             mode=mode,

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from visiongate.kernel._suggest import closest, did_you_mean
 
-from .._yaml import DocumentPath
+from ..._yaml import DocumentPath
 
 __all__ = [
     "IGNORED",

@@ -1,0 +1,112 @@
+"""The registry's answers as values: the route for a provider and model (`ProviderRoute`),
+the model located in the registry (`ModelRef`), the agent config's declaration
+(`ProviderOverride`) and the `path` fact of a verdict and its evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from visiongate.kernel.shapes import API_NAMES
+
+from ._types import EVIDENCE, Limits, ModelAlias
+
+BUNDLED_FILE: Final = "providers.yaml"
+
+TRUSTED_EVIDENCE: Final = ("documented", "declared", "probed")
+"""Evidence on which `accepts` is the `path` fact `accepts`: a provider document, the
+operator's declaration, or a probe that read an image back through the route."""
+
+
+def path_of(accepts: bool, evidence: str) -> str:
+    """The `path` fact for a verdict and its evidence."""
+    if not accepts:
+        return "refuses"
+    return "accepts" if evidence in TRUSTED_EVIDENCE else "unverified"
+
+
+def weaker(first: str, second: str) -> str:
+    """The weaker of two registry evidences (`documented` > `field` > `assumed`)."""
+    rank = {name: index for index, name in enumerate(EVIDENCE)}
+    return max(first, second, key=lambda evidence: rank.get(evidence, len(EVIDENCE)))
+
+
+@dataclass(frozen=True)
+class ProviderOverride:
+    """What an agent config declares about one provider (`providers.<id>` in the config)."""
+
+    tool_result_images: bool | None = None
+    api: str | None = None
+    origin: str = "agent config"
+    """Where the declaration was read, for provenance (e.g. `config.yaml: providers.myproxy`)."""
+
+    def __post_init__(self) -> None:
+        if self.api is not None and self.api not in API_NAMES:
+            raise ValueError(f"unknown api `{self.api}`: expected one of {', '.join(API_NAMES)}")
+
+
+@dataclass(frozen=True)
+class ProviderRoute:
+    """How images reach a provider and model: the `path` fact plus the payload facts."""
+
+    provider: str
+    """The registry id (aliases resolved), or the provider as given when it is unknown."""
+    model: str
+    api: str
+    accepts_tool_images: bool
+    """The verdict: images may be sent (see `path` for how much that is trusted)."""
+    reason: str
+    formats: tuple[str, ...]
+    """Media types, in preference order (the first is the re-encode target)."""
+    max_image_base64: int
+    max_edge_px: int
+    max_images_per_request: int
+    known: bool
+    """The registry lists the provider or the agent config declares it."""
+    source: str = BUNDLED_FILE
+    """Who decided: the registry file, the agent config declaration, or the routes overlay."""
+    catalog: str = ""
+    """The model catalog section to look the model up in (models.dev provider id)."""
+    evidence: str = "documented"
+    """`documented`, `field`, `assumed` (registry), `declared` (agent config), `learned` or
+    `probed` (routes overlay)."""
+    cites: str = ""
+    """Where the evidence can be read, when the registry names it."""
+    where: str = ""
+    """`file:line` of the registry entry that decided, when one did."""
+    user_after_tool: str = "allowed"
+    """The provider's message-order rule for a user message right after a tool message:
+    `allowed`, `bridge` (rendering inserts an assistant turn) or `refuses`
+    (`visiongate.kernel.shapes` explains them)."""
+    message_rule: str = ""
+    """The rule's note, evidence and `file:line`, when a registry rule applies."""
+
+    @property
+    def path(self) -> str:
+        """The `path` fact: `accepts`, `refuses` or `unverified`."""
+        return path_of(self.accepts_tool_images, self.evidence)
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            self.formats, self.max_image_base64, self.max_edge_px, self.max_images_per_request
+        )
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A provider and model located in the registry: what rules and the catalog look at."""
+
+    provider: str
+    """The registry id (aliases and base URL routes resolved), else the provider as given."""
+    model: str
+    """The model as given, stripped."""
+    matched: str
+    """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
+    lookups: tuple[tuple[str, str, str], ...]
+    """(catalog section, model id, how it was derived): the look-ups to try, in order."""
+    catalog: str
+    """The catalog section to look in."""
+    notes: tuple[str, ...] = ()
+    """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
+    alias: ModelAlias | None = None
