@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _leftovers import VARIABLE, left_running, stop_leftovers
 from _proxy_helpers import HOSTILE, RawClient, proxy_argv
 
 pytestmark = pytest.mark.anyio
@@ -495,3 +497,36 @@ async def _ended(process: asyncio.subprocess.Process, log: Path) -> int:
         process.kill()
         await process.wait()
         pytest.fail(f"the proxy ran on 30 s after SIGINT:\n{log.read_text(errors='replace')}")
+
+
+def test_the_session_end_check_finds_a_server_left_running(tmp_path: Path) -> None:
+    """The check `conftest` runs when a session ends (`_leftovers`) sees a test server that
+    outlived its proxy, by the session's token in its environment, and kills it."""
+    token = f"check-{os.getpid()}-{time.monotonic_ns()}"
+    rpc = str(Path(__file__).parent / "_hostile_rpc.py")
+    environment = {**os.environ, VARIABLE: token}
+    server = subprocess.Popen(  # detached: as a server whose proxy was killed
+        [sys.executable, rpc, "ignore-term", str(tmp_path / "pids")],
+        stdin=subprocess.PIPE,
+        env=environment,
+        start_new_session=True,
+    )
+    try:
+        assert wait_for(lambda: server.pid in left_running(token))
+        assert "_hostile_rpc.py" in left_running(token)[server.pid]
+        assert list(stop_leftovers(token, grace=0.2)) == [server.pid]
+        assert server.wait(timeout=10) == -signal.SIGKILL
+        assert left_running(token) == {}
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        assert server.stdin is not None
+        server.stdin.close()
+
+
+def wait_for(check: Any, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(check())
