@@ -129,6 +129,15 @@ CLIENT_LINES = {
         41,
         -32600,
     ),
+    "nested 100,000 deep as objects, its id at byte 20": (
+        b'{"jsonrpc": "2.0", "id": 44, "method": "tools/call", "params": '
+        + b'{"a": ' * NESTED
+        + b"1"
+        + b"}" * NESTED
+        + b"}",
+        44,
+        -32600,
+    ),
     "70 MB with a nested id before the real one": (
         b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"arguments": {"id": 777, '
         b'"blob": "' + b"A" * BIG + b'"}}, "id": 778}',
