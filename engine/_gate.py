@@ -49,7 +49,7 @@ from ._watch import (
 from .facts._catalog import ModelCatalog
 from .facts._catalog_store import current_catalog
 from .facts._resolver import FactResolver, ResolvedFacts
-from .facts._routes import LearnedRoute, RouteOverlay, default_routes_path
+from .facts._routes import LearnedRoute, RouteOverlay, check_routes_file, default_routes_path
 from .facts.config._config import AgentConfig
 from .facts.registry._registry import ProviderRegistry
 from .facts.registry._types import build
@@ -170,6 +170,7 @@ class Gate(Target):
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
         agent = _config(config)
+        _check_routes(routes, agent)  # now, where the caller catches load errors
         given = (
             _catalog(catalog) if catalog is not None else None,
             _registry(registry) if registry is not None else None,
@@ -342,6 +343,15 @@ def _catalog(catalog: str | Path | ModelCatalog | None) -> ModelCatalog:
         return catalog
     # The newest of the bundled snapshot and `visiongate catalog update`'s copy (disk only).
     return current_catalog() if catalog is None else ModelCatalog.from_file(catalog)
+
+
+def _check_routes(routes: RoutesSource, config: AgentConfig) -> None:
+    """A routes file named (by the caller or the config) that is there but no regular file
+    is a load error, located at the config's key when the config named it."""
+    if isinstance(routes, str | Path):
+        check_routes_file(routes, None)
+    elif routes is not False and config.routes_file:
+        check_routes_file(config.routes_file, config.routes_file_location)
 
 
 def _routes(routes: RoutesSource, config: AgentConfig) -> RouteOverlay:

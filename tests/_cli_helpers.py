@@ -50,7 +50,7 @@ def run_process(
         cwd=cwd,
         env=environment(home),
         text=True,
-        timeout=120,
+        timeout=options.pop("timeout", 120),
         check=False,
         **options,
     )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
+from _leftovers import mark_this_process, stop_leftovers
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
 from _slow import REPORT_SECONDS, slow_reason, xdist_group
 
@@ -53,6 +54,17 @@ def endpoint() -> Iterator[VisionEndpoint]:
     """A chat-completions vision endpoint on loopback, with proxies unset so it is reached."""
     with without_proxies(), vision_endpoint() as running:
         yield running
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_test_server_left_running() -> Iterator[None]:
+    """First in, so last out: at the session's end no test server it started runs on
+    (`_leftovers`: found by a token in their environment, not by a file they may not have
+    written; reported, then killed)."""
+    token = mark_this_process()
+    yield
+    left = stop_leftovers(token)
+    assert not left, f"test servers left running by this session (killed now): {left}"
 
 
 @pytest.fixture(autouse=True, scope="session")

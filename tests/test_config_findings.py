@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -81,3 +82,53 @@ def test_lint_and_decide_exit_3_on_a_literal_key(
     assert code == 3 and "error[literal-api-key]" in out and "sk-secret" not in out
     code, _out, err = run(capsys, "decide", "--facts", FACTS, "--config", str(config))
     assert code == 3 and "literal-api-key" in err and "sk-secret" not in err
+
+
+VISION_CASES = [
+    case
+    for case in yaml.safe_load(
+        (Path(__file__).parent / "data" / "vision_config_cases.yaml").read_text()
+    )
+    if "want_error" in case
+    and "main" not in case  # the main model's provider is a run-time input, not the file's
+    and case["want_error"]["code"] not in ("vision_inline_api_key", "vision_main_unresolved")
+]
+
+
+@pytest.mark.parametrize("case", VISION_CASES, ids=[case["name"] for case in VISION_CASES])
+def test_lint_config_refuses_what_the_vision_backend_refuses(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    """Regression (issue 36): `lint --config` passed `auxiliary.vision.timeout: .nan` (and every
+    other value the backend refuses), and every backend call was then refused at run time.
+    Each case of the backend's own table (`vision_config_cases.yaml`) is an error of lint's,
+    at the key the backend names, with its line."""
+    config = tmp_path / "agent.yaml"
+    config.write_text(case["config"])
+    [found] = [d for d in lint_config(config).diagnostics if d.code == "invalid-vision-setting"]
+    assert found.severity == "error" and "will not start" in found.message
+    assert ".".join(map(str, found.document_path)) == case["want_error"]["path"]
+    assert found.location.file.endswith("agent.yaml") and found.location.column >= 1
+    last = case["want_error"]["path"].rsplit(".", 1)[-1]
+    lines = [n for n, line in enumerate(case["config"].splitlines(), 1) if f"{last}:" in line]
+    if lines:  # the key is written: the finding is on its line
+        assert found.location.line == lines[0], (found.location, case["config"])
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "abc", "-3", "0", "601", "true"])
+def test_lint_and_decide_exit_3_on_a_vision_timeout_the_backend_refuses(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "auxiliary:\n  vision:\n    provider: openrouter\n    model: google/gemini-2.5-flash\n"
+        f"    timeout: {value}\n"
+    )
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    (finding,) = [line for line in out.splitlines() if "error[invalid-vision-setting]" in line]
+    assert code == 3 and finding.startswith(f"{config}:5:14: error[invalid-vision-setting]: ")
+    assert "`auxiliary.vision.timeout`" in finding, out
+    code, _out, err = run(capsys, "decide", "--facts", FACTS, "--config", str(config))
+    assert code == 3 and "agent.yaml:5:14" in err and "invalid-vision-setting" in err
+    config.write_text(config.read_text().replace(f"timeout: {value}", "timeout: 30"))
+    assert run(capsys, "lint", "--config", str(config))[0] == 0

@@ -31,6 +31,7 @@ BUILT_IN_BASES: dict[str, type[BaseException] | None] = {
     "PartError": ValueError,
     "VisionUnavailable": None,
     "VisionConfigError": None,
+    "VisionSettingError": ValueError,
     "ClientGone": ConnectionError,
     "UpstreamClosed": ConnectionError,
     "MessageTooLarge": ValueError,

@@ -400,6 +400,8 @@ READERS = {
     "explain --policy": ["explain", "--policy", "{}"],
     "diff": ["diff", "{}", "default"],
     "route --image": ["route", "--source", "mcp", "--image", "{}", *TARGET],
+    "audit": ["audit", "{}"],
+    "routes list --routes": ["routes", "list", "--routes", "{}"],
 }
 
 
@@ -428,6 +430,43 @@ def test_a_path_that_is_no_regular_file_is_refused_unread(
     assert no_traceback(done.stdout, done.stderr)
 
 
+ROUTES_FILE_KINDS = {**NOT_FILES, "a directory": ("not a regular file (a directory)", Path.mkdir)}
+ROUTES_FILE_READERS = {
+    "decide": ["decide", "--config", "{}"],
+    "routes list": ["routes", "list", "--config", "{}"],
+    "registry show": ["registry", "show", "anthropic", "--config", "{}"],
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("kind", ROUTES_FILE_KINDS)
+@pytest.mark.parametrize("reader", ROUTES_FILE_READERS)
+def test_a_routes_file_that_is_no_regular_file_is_one_located_error(
+    reader: str, kind: str, tmp_path: Path
+) -> None:
+    """Regression (issue 36): `visiongate.routes_file` naming a directory gave a bare `[Errno
+    21] Is a directory` (a traceback for `routes list`), and a FIFO there hung every command
+    that decides. It is an error at the config's key, exit 2, with nothing read."""
+    said, make = ROUTES_FILE_KINDS[kind]
+    routes = tmp_path / "routes.json"
+    make(routes)
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "model:\n  provider: anthropic\n  default: claude-sonnet-4-5\n"
+        f"visiongate:\n  routes_file: {routes}\n"
+    )
+    argv = [part.replace("{}", str(config)) for part in ROUTES_FILE_READERS[reader]]
+    try:
+        done = run_process(argv, tmp_path, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{reader}` with a routes file that is {kind} ran on 30 s")
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    (error,) = done.stderr.splitlines()
+    assert error.startswith(f"{config}:5:16: error[unreadable-file]: "), done.stderr
+    assert "`visiongate.routes_file`" in error and said in error, error
+    assert "Errno" not in done.stderr and no_traceback(done.stdout, done.stderr)
+
+
 def test_route_refuses_an_image_file_over_its_cap_without_reading_it(tmp_path: Path) -> None:
     """Regression (issue 36): a 2 GB file was read whole (7.1 GB) before it was refused."""
     huge = tmp_path / "huge.png"
@@ -436,3 +475,35 @@ def test_route_refuses_an_image_file_over_its_cap_without_reading_it(tmp_path: P
     done = run_process(["route", "--source", "mcp", "--image", str(huge), *TARGET], tmp_path)
     assert done.returncode == 2, done.stderr
     assert "larger than 268,435,456 bytes (314,572,800)" in done.stderr, done.stderr
+
+
+FOLDER_READERS = {
+    "lint DIR": (["lint", "{}"], 1),
+    "fmt --check DIR": (["fmt", "--check", "{}"], 2),
+    "docs --check DIR": (["docs", "--check", "{}"], 2),
+    "test DIR": (["test", "{}"], 2),
+    "test FILE": (["test", "{}/x.test.yaml"], 1),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("reader", FOLDER_READERS)
+def test_a_fifo_among_the_files_a_command_looks_at_never_blocks_it(
+    reader: str, tmp_path: Path
+) -> None:
+    """Regression (issue 36): the look at a file's head (is it a policy?) and the policy test
+    loader opened files plainly, so a FIFO named like a policy or a test file hung `lint`,
+    `fmt --check`, `docs --check` and `test` on its folder, and `test` on the file."""
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    os.mkfifo(folder / "edge.yaml")
+    os.mkfifo(folder / "x.test.yaml")
+    argv, code = FOLDER_READERS[reader]
+    try:
+        done = run_process(
+            [part.replace("{}", str(folder)) for part in argv], tmp_path, cwd=tmp_path, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`{reader}` with a FIFO in the folder ran on 30 s")
+    assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    assert no_traceback(done.stdout, done.stderr)

@@ -149,3 +149,60 @@ def test_a_drain_past_its_deadline_answers_what_is_left_and_exits_0(tmp_path: Pa
     assert gateway.process.wait(timeout=30) == 0
     assert time.monotonic() - started < 10
     assert "1 request(s) were still in flight at the drain's deadline" in gateway.text()
+
+
+def test_a_backtracking_output_schema_stops_nothing_behind_the_gateway(tmp_path: Path) -> None:
+    """Regression (issue 36, item 1): behind `--listen`, a tool whose `outputSchema` has a
+    `pattern` that backtracks (`^(a+)+$` on 40 a's and `!`, which freezes Python's `re`, and
+    `^(a|aa)+$` on 60, which backtracks in `regex` too) stopped every session, `/healthz` and
+    new sessions, and SIGTERM did nothing. While such checks run, `/healthz`, another session
+    and a new one are answered; each call gets an error naming its tool (and the bound, where
+    the check ran out of it); SIGTERM during one ends the gateway and its servers."""
+    argv = gateway_argv(
+        ["--listen", "127.0.0.1:0", "--drain-timeout", "10"], [sys.executable, HOSTILE]
+    )
+    gateway = start_gateway(argv, tmp_path)
+    pid = gateway.process.pid
+
+    def headers(session_id: str | None) -> dict[str, str]:
+        return {**ACCEPT, "mcp-session-id": str(session_id)}
+
+    with httpx2.Client(timeout=60) as client:
+        _, hostile_session = raw_initialize(client, gateway.url)
+        _, other_session = raw_initialize(client, gateway.url)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        client.post(gateway.url, json=listing, headers=headers(hostile_session))  # the schemas
+        checks = [
+            Background(gateway.url, _call(tool, {}, number), headers(hostile_session))
+            for number, tool in enumerate(["backtrack", "backtrack2", "backtrack2"], 30)
+        ]
+        assert client.get(f"{gateway.base}/healthz").json() == {"status": "ok"}
+        ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+        (pong,) = sse_messages(
+            client.post(gateway.url, json=ping, headers=headers(other_session)).text
+        )
+        assert pong == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        other = client.post(
+            gateway.url, json=_call("slow", {"seconds": 0}, 4), headers=headers(other_session)
+        )
+        assert sse_messages(other.text)[-1]["result"]["content"][0]["text"] == "slept 0"
+        fresh, fresh_session = raw_initialize(client, gateway.url)
+        assert fresh.status_code == 200 and fresh_session
+        said = {
+            "backtrack": "does not satisfy `pattern`",
+            "backtrack2": "longer than the bound of 2 s",
+        }
+        for check, tool in zip(checks, ["backtrack", "backtrack2", "backtrack2"], strict=True):
+            (answer,) = [m for m in check.messages() if "id" in m and "method" not in m]
+            message = answer["error"]["message"]
+            assert f"`{tool}`" in message and said[tool] in message, answer
+        servers = children(pid, "_hostile_proxy")
+        assert len(servers) == 3
+        hung = Background(gateway.url, _call("backtrack2", {}, 40), headers(hostile_session))
+        time.sleep(0.3)  # the check is under way (it runs for its whole 2 s bound)
+        gateway.process.send_signal(signal.SIGTERM)
+        (answer,) = [m for m in hung.messages() if "id" in m and "method" not in m]
+        assert answer["id"] == 40 and "error" in answer, answer
+    assert gateway.process.wait(timeout=30) == 0
+    assert all(wait_until(lambda p=p: not alive(p), 5) for p in servers)
+    assert "Traceback" not in gateway.text()

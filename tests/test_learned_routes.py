@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from visiongate.cli import main
-from visiongate.engine import Gate
+from visiongate.engine import Decision, Gate
 from visiongate.engine.facts._routes import LearnedRoute, RouteOverlay
 
 TODAY = datetime.now(UTC).strftime("%Y-%m-%d")
@@ -196,3 +198,30 @@ def test_a_learned_route_is_found_and_forgotten_however_the_provider_is_spelt(
     assert overlay.find("openrouter", "VENDOR/MODEL") is not None
     assert overlay.forget(spelling, "Vendor/Model") is True
     assert overlay.entries() == ()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_routes_file_that_turns_into_a_fifo_counts_as_empty_and_never_blocks(
+    tmp_path: Path,
+) -> None:
+    """Regression (issue 36): the overlay read its file with a plain `read_text`, so a FIFO
+    put at the path (after the gate loaded) blocked the next decision for ever."""
+    routes = tmp_path / "routes.json"
+    gate = Gate.load(routes=routes)
+    gate.report_refusal("openrouter", "a/b", "HTTP 400")
+    assert gate.decide("openrouter", "a/b").facts["path"] == "refuses"
+    routes.unlink()
+    os.mkfifo(routes)
+    gate.resolver.routes._checked = float("-inf")  # the next look, without waiting a second
+    decided: list[Decision] = []
+    deciding = threading.Thread(target=lambda: decided.append(gate.decide("openrouter", "a/b")))
+    deciding.daemon = True
+    deciding.start()
+    deciding.join(10)
+    if deciding.is_alive():  # a blocking open waits for a writer: be one, so it ends
+        os.close(os.open(routes, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("a decision waited 10 s on a FIFO at the routes path")
+    (decision,) = decided
+    assert decision.facts["path"] == "unverified"
+    said = "cannot be read as a routes file: not a regular file (a FIFO)"
+    assert any(said in warning for warning in decision.warnings), decision.warnings

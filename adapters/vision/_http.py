@@ -32,15 +32,18 @@ from typing import Any, Final
 
 import httpx
 
+from visiongate.engine.facts._aux_vision import (
+    DEFAULT_MAX_EDGE_PX,
+    DEFAULT_MAX_IMAGE_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    default_deadline,
+)
+
 from ..images import ImageTarget, ProcessedImage, process_image
 from ._base import Description, VisionUnavailable, clip_text, one_line
 from ._http_wire import Answer, display_url, read_capped, retry_after, text_of
 from ._redact import error_message, redact_key, short_reason, summarize_error
 
-DEFAULT_MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
-"""Base64 text per image sent to the backend (OpenAI-compatible servers take 5-20 MB)."""
-DEFAULT_MAX_EDGE_PX: Final = 2048
-"""Long-edge ceiling: vision models downscale past about 1.5-2K pixels anyway."""
 SENT_FORMATS: Final = ("image/png", "image/jpeg", "image/webp")
 """The formats every supported server takes in a data URL (Ollama's layer only these)."""
 _MIN_RETRY_EDGE_PX: Final = 256
@@ -52,7 +55,6 @@ _SIZE_WORDS: Final = re.compile(
 MAX_RETRY_AFTER_S: Final = 30.0
 """Longest wait honoured from a `Retry-After` header or from backoff."""
 MAX_CHARS: Final = 8_000
-DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 ERROR_BODY_BYTES: Final = 64 * 1024
 """Error bodies are only summarized: no more of them is read."""
 DESCRIBE_PROMPT: Final = (
@@ -65,11 +67,6 @@ QUESTION_PROMPT: Final = (
     "{question}\n\nAnswer only from what is visible in the image, and say so if the image "
     "does not show it."
 )
-
-
-def default_deadline(timeout: float) -> float:
-    """The whole-call deadline when none is configured: twice the per-step timeout."""
-    return 2.0 * timeout
 
 
 class _TooLarge(VisionUnavailable):

@@ -36,6 +36,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import read_regular_file
 
 from .._diagnostics import PolicyError
 from .._files import replace_file
@@ -146,7 +147,7 @@ def _choose(path: Path) -> ModelCatalog:
 
 
 def _load_refreshed(path: Path) -> ModelCatalog:
-    text = path.read_text("utf-8")
+    text = read_regular_file(path, MAX_BYTES).decode("utf-8")
     document = parse_json(text, walk=False)  # written here, after `update_catalog` checked it
     meta = document.get("_fetched") if isinstance(document, dict) else None
     if not isinstance(meta, dict):
@@ -172,9 +173,9 @@ def _bundled_stamp() -> str:
 def _fetched_stamp(path: Path) -> str:
     """The refreshed copy's fetch time, UTC, read from the head of the file only."""
     try:
-        with open(path, encoding="utf-8") as stream:
-            head = stream.read(_HEAD)
-    except (OSError, UnicodeDecodeError):
+        # Looked at before it is opened: a FIFO put in the cache must not block a decision.
+        head = read_regular_file(path, _HEAD, whole=False).decode("utf-8", "ignore")
+    except OSError:
         return ""
     for line in head.splitlines()[1:4]:
         if line.startswith('"_fetched":'):

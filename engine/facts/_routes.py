@@ -28,12 +28,15 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from visiongate.kernel._display import one_line
+from visiongate.kernel._files import check_regular, read_regular_file
 from visiongate.kernel._platform import exclusive
 
+from .._diagnostics import Diagnostic, Location, PolicyError
 from .._files import replace_file
+from .._yaml import DEFAULT_LIMITS
 from ._keys import model_id, provider_key, route_key
 
-__all__ = ["LearnedRoute", "RouteOverlay", "default_routes_path"]
+__all__ = ["LearnedRoute", "RouteOverlay", "check_routes_file", "default_routes_path"]
 
 SCHEMA_VERSION: Final = 1
 CHECK_INTERVAL: Final = 1.0
@@ -53,6 +56,38 @@ def default_routes_path() -> Path:
     """`$XDG_STATE_HOME/visiongate/routes.json`, else `~/.local/state/visiongate/routes.json`."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "visiongate" / "routes.json"
+
+
+def check_routes_file(path: str | Path, location: Location | None) -> None:
+    """`PolicyError` (an unreadable file: exit 2) when the routes file at `path` is there but
+    no regular file: a directory, a FIFO, a device. `location` is where an agent config names
+    it (`visiongate.routes_file`), None when a caller did. A missing file is fine (no route is
+    known yet); a file that goes bad later is the overlay's `problem`, never a decision's error.
+    One line, with no help: what to fix is in the message."""
+    try:
+        check_regular(os.stat(path), path)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        why = error.strerror or str(error)
+        why = why[:1].lower() + why[1:]
+        shown = one_line(str(path), 200)
+        message = (
+            f"`visiongate.routes_file` names `{shown}`, which cannot be read: {why}"
+            if location is not None
+            else f"cannot read the routes file `{shown}`: {why}"
+        )
+        raise PolicyError(
+            [
+                Diagnostic(
+                    "unreadable-file",
+                    "error",
+                    message,
+                    location or Location(shown),
+                    ("visiongate", "routes_file") if location is not None else (),
+                )
+            ]
+        ) from None
 
 
 def clean_detail(text: str) -> str:
@@ -171,11 +206,18 @@ class RouteOverlay:
             self._load_if_changed()
 
     def _read_text(self) -> str:
+        """The file's text ("" when there is none yet): a regular file of at most 8 MiB,
+        opened without blocking (a FIFO at the path would wait for a writer for ever);
+        `OSError` saying why otherwise."""
         assert self.path is not None
         try:
-            return self.path.read_text("utf-8")
+            data = read_regular_file(self.path, DEFAULT_LIMITS.max_bytes)
         except FileNotFoundError:
             return ""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise OSError(0, "not UTF-8 text", str(self.path)) from None
 
     def _write(self, routes: dict[tuple[str, str], LearnedRoute]) -> None:
         assert self.path is not None
@@ -203,6 +245,9 @@ class RouteOverlay:
         except ValueError as error:
             # A damaged file must not stop decisions: it counts as empty, and says why.
             routes, self.problem = {}, f"`{self.path}` is not a routes file: {error}"
+        except OSError as error:  # a directory, a FIFO, a device, too large: the same
+            why = error.strerror or str(error)
+            routes, self.problem = {}, f"`{self.path}` cannot be read as a routes file: {why}"
         if routes != self._routes:
             self._routes = routes
             self.version += 1

@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from visiongate.kernel._files import read_regular_file
+
 from .._files import replace_file
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
 
@@ -65,6 +67,8 @@ MAX_BYTES: Final = 2 * 1024 * 1024
 TTL: Final = 24 * 3600.0
 RETRY: Final = 60.0
 SCHEMA_VERSION: Final = 1
+_CACHE_BYTES: Final = 8 * 1024 * 1024
+"""The answers cache is read only as a regular file of at most this."""
 _BIND_ADDRESSES: Final = {"0.0.0.0": "127.0.0.1", "::": "::1", "[::]": "[::1]"}
 
 
@@ -247,10 +251,10 @@ def _read(path: Path | None) -> dict[tuple[str, str, str], RuntimeAnswer]:
     if path is None:
         return {}
     try:
-        document = parse_json(path.read_text("utf-8"))
+        document = parse_json(read_regular_file(path, _CACHE_BYTES).decode("utf-8"))
         items = document["answers"] if document.get("schema_version") == SCHEMA_VERSION else []
         answers = [RuntimeAnswer(**item) for item in items]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # UnicodeError too
         return {}  # no cache, or not ours: ask again
     return {(a.runtime, a.base_url, a.model): a for a in answers}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import read_regular_file
 from visiongate.kernel._suggest import closest
 
 from ._project import Project, walk_files
@@ -70,9 +71,8 @@ def looks_like_policy(text: str) -> bool:
 
 def read_head(path: Path) -> str | None:
     """The start of a file as text, or None when it cannot be read (lint reports that)."""
-    try:
-        with path.open("rb") as stream:
-            return stream.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    try:  # a FIFO among the files would block a plain `open` for ever: refused unread
+        return read_regular_file(path, _HEAD_BYTES, whole=False).decode("utf-8", "replace")
     except OSError:
         return None
 

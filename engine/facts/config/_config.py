@@ -65,6 +65,8 @@ class AgentConfig:
     diagnostics: tuple[Diagnostic, ...] = ()
     routes_file: str | None = None
     """`visiongate.routes_file`: where learned and probed routes are kept (None: the default)."""
+    routes_file_location: Location | None = None
+    """Where the config names `routes_file`, for an error about the file it names."""
     model_overrides: Mapping[str, Sourced[bool | None]] = field(
         default_factory=lambda: MappingProxyType({})
     )

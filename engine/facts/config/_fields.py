@@ -32,6 +32,7 @@ class ConfigFields(TypedDict):
     providers: Mapping[str, ProviderDeclaration]
     diagnostics: tuple[Diagnostic, ...]
     routes_file: str | None
+    routes_file_location: Location | None
     model_overrides: Mapping[str, Sourced[bool | None]]
     catalog_refresh: bool
     catalog_url: str | None

@@ -22,6 +22,7 @@ from ..._settings import (
 )
 from ..._yaml import DocumentPath, LoadedYaml
 from ..._yaml import shown as one_line
+from .._aux_vision import vision_setting_problem
 from .._keys import model_key, provider_key
 from ._fields import FAIL_CLOSED_MODE, MODES, ConfigFields
 from ._known_keys import (
@@ -69,6 +70,7 @@ class Reader:
             main_provider=provider_key(clean(main_section.get("provider"))) or None,
             main_base_url=clean(main_section.get("base_url")) or None,
             routes_file=clean(self.section(("visiongate",)).get("routes_file")) or None,
+            routes_file_location=self.location(("visiongate", "routes_file")),
             embed_target_bytes=self.embed_target(),
             providers=MappingProxyType(providers),
             model_overrides=MappingProxyType(self.model_overrides()),
@@ -206,6 +208,7 @@ class Reader:
         vision = self.section(("auxiliary", "vision"))
         if not clean(vision.get("api_key_env")):  # which the backend reads first
             self.literal_key(vision.get("api_key"))
+        self.vision_values()
         provider = clean(vision.get("provider")).lower()
         where = f"{self.label}: auxiliary.vision"
         if provider not in _UNSET_AUX_PROVIDERS:
@@ -234,6 +237,16 @@ class Reader:
             "`api_key: ${VAR}`)",
             severity="error",
         )
+
+    def vision_values(self) -> None:
+        """What the vision backend would refuse at run time (`timeout: .nan`), as it checks it
+        (`_aux_vision`); a literal key is `literal_key`'s."""
+        problem = vision_setting_problem(self.data)
+        if problem is None or problem.code == "vision_inline_api_key":
+            return
+        path = tuple(problem.path.split("."))
+        message = f"{problem.reason}: the vision backend will not start"
+        self.warn("invalid-vision-setting", message, path, problem.help, severity="error")
 
     def main_model(self) -> tuple[str | None, Sourced[bool | None] | None]:
         raw = self.data.get("model")

@@ -3,7 +3,9 @@
 Inputs are read as a stream of lines split on `\\n` only (never `str.splitlines()`, which
 also breaks at U+2028 and friends inside a record's strings), in chunks, so memory stays
 bounded whatever the size of the trace. A line longer than `MAX_LINE_BYTES` is not kept in
-memory: it is reported as one malformed line.
+memory: it is reported as one malformed line. A path is read only as a regular file, opened
+without blocking (`kernel._files.open_regular_file`): a FIFO would wait for a writer for
+ever and `/dev/zero` never ends, so both are refused unread (a pipe is read as `-`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._files import open_regular_file
 from visiongate.kernel._framing import Framed, Lines, Oversized
 
 CHUNK_BYTES: Final = 1 << 20
@@ -62,9 +65,11 @@ class TraceInput:
             raw: BinaryIO = sys.stdin.buffer
         else:
             try:
-                raw = open(self.name, "rb")  # noqa: SIM115 - closed by `lines` below
+                raw = open_regular_file(self.name)  # closed by `lines` below
             except OSError as error:
-                raise InputError(f"cannot read `{self.shown}`: {_why(error)}") from None
+                raise InputError(
+                    f"cannot read `{self.shown}`: {_why(error)}{_hint(error)}"
+                ) from None
         buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(Any, raw))
         if buffered.peek(2)[:2] == b"\x1f\x8b":
             return cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
@@ -147,7 +152,7 @@ def plain_size(source: TraceInput) -> int | None:
     if source.name == STDIN:
         return None
     try:
-        with open(source.name, "rb") as stream:
+        with open_regular_file(source.name) as stream:
             if stream.read(2) == b"\x1f\x8b":
                 return None
             return os.fstat(stream.fileno()).st_size
@@ -160,7 +165,7 @@ def line_start_after(source: TraceInput, position: int) -> int | None:
     longer than `MAX_LINE_BYTES`)."""
     if position <= 0:
         return 0
-    with open(source.name, "rb") as stream:
+    with open_regular_file(source.name) as stream:
         stream.seek(position - 1)
         scanned = 0
         while scanned <= MAX_LINE_BYTES:
@@ -174,7 +179,15 @@ def line_start_after(source: TraceInput, position: int) -> int | None:
     return None
 
 
+def _hint(error: OSError) -> str:
+    """What to do about a FIFO or a device: pipe it to `-` (a trace read as it is written)."""
+    why = error.strerror or ""
+    if "not a regular file" in why and "directory" not in why:
+        return "; to read a stream, pipe it to `-`"
+    return ""
+
+
 def _why(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
-        return error.strerror.lower()
+        return error.strerror[:1].lower() + error.strerror[1:]  # `a FIFO` stays
     return str(error) or type(error).__name__

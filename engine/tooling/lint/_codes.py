@@ -83,6 +83,7 @@ _CODES: Final[tuple[LintCode, ...]] = (
     # An agent config (`lint --config`, `decide --config`, every record the gate writes).
     LintCode("invalid-mode", "error", "config", "an `agent.image_input_mode` that is not a mode"),
     LintCode("literal-api-key", "error", "config", "a key written in the file, not an env var"),
+    LintCode("invalid-vision-setting", "error", "config", "a vision setting the backend refuses"),
     LintCode("unknown-config-key", "warning", "config", "a near miss of a key visiongate reads"),
     LintCode("misspelt-routing-key", "error", "config", "a near miss of a key that routes images"),
     LintCode(

@@ -28,12 +28,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from visiongate.kernel._files import read_regular_file
+
 from ..._diagnostics import Diagnostic, Location
 from ..._load import is_bundled_policy
 from ..._policy_schema import _when_schema
 from ..._validate import validate
 from ..._vocabulary import FACT_NAMES, FACTS, LANES, Cell, all_cells
-from ..._yaml import LoadedYaml, load_yaml
+from ..._yaml import DEFAULT_LIMITS, LoadedYaml, load_yaml
 
 Selection = Mapping[str, frozenset[str]]
 
@@ -287,7 +289,7 @@ def load_test_file(path: str | Path, shown: str | None = None) -> TestFile:
     path = Path(path)
     shown = shown or path.as_posix()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path, DEFAULT_LIMITS.max_bytes).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or "not UTF-8 text"
         problem = Diagnostic(

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from visiongate.cli import EXIT_FINDINGS, EXIT_OK
-from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json
+from visiongate.cli._common import UsageError, check_gate_inputs, checked, print_json, reason
 
 if TYPE_CHECKING:
     from visiongate.engine import Gate
@@ -49,8 +49,12 @@ def run(args: argparse.Namespace) -> int:
     provider = gate.resolver.locate(args.provider, args.model).provider
     try:
         forgotten = overlay.forget(provider, args.model)
-    except (ValueError, OSError) as error:
+    except ValueError as error:
         raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(
+            f"cannot change the routes file `{overlay.path}`: {reason(error)}"
+        ) from None
     if not forgotten:
         name = f"`{provider}` / `{args.model.strip()}`"
         print(f"no learned or probed route for {name} in {overlay.path}")

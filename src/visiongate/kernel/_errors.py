@@ -14,6 +14,7 @@ built-in base its callers already catch (`FactError` is still a `ValueError`, `C
     ├── LoadAbort                a YAML file read no further (caught inside the loader)
     ├── Refusal                  an image that must not be attached
     ├── VisionUnavailable > VisionConfigError
+    ├── VisionSettingError (ValueError)  an `auxiliary.vision` value the backend cannot use
     ├── ListingError, MessageTooLarge, InvalidToolResult (ValueError)
     ├── ServerError (mcp.shared.exceptions.MCPError)
     ├── ClientGone, UpstreamClosed (ConnectionError)

@@ -7,7 +7,8 @@ in memory. `read_regular_file` looks before it opens, opens with `O_NONBLOCK`, l
 what it opened (the path may have been swapped between), refuses a file over the cap by its size
 and reads at most the cap plus one byte. Every refusal is an `OSError` whose `strerror` says why
 in one short line (`not a regular file (a FIFO)`, `larger than 8,388,608 bytes (9,000,000)`),
-for the caller to put in its own located message.
+for the caller to put in its own located message. `open_regular_file` is the same for a
+reader that streams a file of any size in bounded pieces (a trace), with no cap on the whole.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
-__all__ = ["check_regular", "read_regular_file"]
+__all__ = ["check_regular", "open_regular_file", "read_regular_file"]
 
 _NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)  # not on Windows, which has no FIFOs to fear
 _KINDS: Final = (
@@ -53,6 +54,20 @@ def read_regular_file(path: str | Path, max_bytes: int, *, whole: bool = True) -
     if whole and len(data) > max_bytes:  # it grew while being read
         raise OSError(0, f"larger than {max_bytes:,} bytes", str(path))
     return data
+
+
+def open_regular_file(path: str | Path) -> BinaryIO:
+    """The regular file at `path`, open for reading in binary (buffered), looked at before
+    and after it is opened without blocking; `OSError` as `read_regular_file` raises it
+    otherwise. For a reader that streams it in pieces: nothing here bounds its size."""
+    check_regular(os.stat(path), path)
+    descriptor = os.open(path, os.O_RDONLY | _NONBLOCK)
+    try:
+        check_regular(os.fstat(descriptor), path)  # replaced between the two looks
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def check_regular(status: os.stat_result, path: str | Path) -> None:

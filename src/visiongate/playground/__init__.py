@@ -26,11 +26,13 @@ def open_playground(policy: str | None, config: str | None) -> Playground:
     from importlib import resources
 
     from visiongate.engine._load import read_policy_source
+    from visiongate.engine._yaml import DEFAULT_LIMITS
     from visiongate.engine.tooling._discover import display_path
     from visiongate.engine.tooling._project import find_project
+    from visiongate.kernel._files import read_regular_file
 
     text, file = read_policy_source(policy)
-    config_text = Path(config).read_text(encoding="utf-8") if config else ""
+    config_text = read_regular_file(config, DEFAULT_LIMITS.max_bytes).decode() if config else ""
     project = find_project()  # `lint`'s levels for this project apply, as on the command line
     lint = {"severity": dict(project.severity), "fail_level": project.fail_level}
     shown_config = display_path(config) if config else "config.yaml"
