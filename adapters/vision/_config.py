@@ -1,6 +1,6 @@
 """Build the backend that `auxiliary.vision` of an agent config names.
 
-What the settings mean and how they are checked is the engine's (`engine.facts._aux_vision`:
+What the settings mean and how they are checked is the engine's (`engine.facts.auxiliary`:
 `lint --config` runs the same checks); here they become a backend. The key comes from the
 environment variable in `api_key_env` (or `api_key: ${VAR}`), else from the provider's usual
 variable; a literal key in the config is refused.
@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from visiongate.engine.facts import _aux_vision as settings_module
-from visiongate.engine.facts._aux_vision import (
+from visiongate.engine.facts import auxiliary as settings_module
+from visiongate.engine.facts.auxiliary import (
     ALIASES,
     DEFAULT_TIMEOUT_S,
     KNOWN_PROVIDERS,

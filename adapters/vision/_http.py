@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import httpx
 
-from visiongate.engine.facts._aux_vision import (
+from visiongate.engine.facts.auxiliary import (
     DEFAULT_MAX_EDGE_PX,
     DEFAULT_MAX_IMAGE_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,

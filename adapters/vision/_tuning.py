@@ -8,7 +8,7 @@
 | `incremental`  | `true`           | re-read only what changed since the last screenshot   |
 | `history`      | 2                | screenshots remembered per source                     |
 
-The settings and their checks are the engine's (`engine.facts._aux_ocr`, which `lint --config`
+The settings and their checks are the engine's (`engine.facts.auxiliary`, which `lint --config`
 runs too); what they mean for a run is here.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from visiongate.engine.facts._aux_ocr import OcrSettings, default_threads, usable_cores
+from visiongate.engine.facts.auxiliary import OcrSettings, default_threads, usable_cores
 
 __all__ = ["DET_MIN_SIDE", "OcrSettings", "default_threads", "detection_scale", "usable_cores"]
 

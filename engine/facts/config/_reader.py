@@ -22,8 +22,8 @@ from ..._settings import (
 )
 from ..._yaml import DocumentPath, LoadedYaml
 from ..._yaml import shown as one_line
-from .._aux_vision import vision_setting_problem
 from .._keys import model_key, provider_key
+from ..auxiliary import vision_setting_problem
 from ._fields import FAIL_CLOSED_MODE, MODES, ConfigFields
 from ._known_keys import (
     IGNORED,
@@ -240,7 +240,7 @@ class Reader:
 
     def vision_values(self) -> None:
         """What the vision backend would refuse at run time (`timeout: .nan`), as it checks it
-        (`_aux_vision`); a literal key is `literal_key`'s."""
+        (`auxiliary`); a literal key is `literal_key`'s."""
         problem = vision_setting_problem(self.data)
         if problem is None or problem.code == "vision_inline_api_key":
             return

@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 
 from visiongate.kernel._display import one_line
 
-from ._aux_ocr import OcrSettings, VisionSettingError, parse_ocr_settings
+from ._ocr import OcrSettings, VisionSettingError, parse_ocr_settings
 
 __all__ = [
     "KNOWN_PROVIDERS",
