@@ -81,7 +81,7 @@ def _once(command: list[str], env: dict[str, str], cache: Path | None) -> float:
 def _refreshed_catalog(home: Path) -> Path:
     """A facts cache holding a refreshed catalog: the bundled snapshot, fetched 'now'."""
     sys.path.insert(0, str(ROOT))
-    from visiongate.engine.facts._catalog import snapshot_text
+    from visiongate.engine.facts._catalog_snapshot import snapshot_text
 
     document = json.loads((ROOT / "policies" / "catalog" / "models-dev.json").read_text())
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

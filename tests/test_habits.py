@@ -159,3 +159,29 @@ def test_two_modules_of_a_group_never_run_at_once_on_two_workers(
     held = _two_modules_on_two_workers(pytester, GROUP_MARK)
     (worker_a, _, end_a), (worker_b, start_b, _) = sorted(held, key=lambda row: row[1])
     assert worker_a != worker_b and end_a <= start_b
+
+
+def test_every_benchmark_imports_what_exists() -> None:
+    """Regression: a module split moved `snapshot_text` and `bench_cli.py` failed at its first
+    line; no test runs the benchmarks. Every `from visiongate... import name` in `bench/`
+    (at any depth of the file) must name a module and a name that exist."""
+    import ast
+    import importlib
+
+    missing = []
+    files = sorted((ROOT / "bench").glob("*.py"))
+    assert len(files) > 5
+    for file in files:
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+                continue
+            if not node.module.startswith("visiongate"):
+                continue
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if not hasattr(module, alias.name):
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{file.name}: {node.module}.{alias.name}")
+    assert missing == []
