@@ -132,3 +132,27 @@ def test_lint_and_decide_exit_3_on_a_vision_timeout_the_backend_refuses(
     assert code == 3 and "agent.yaml:5:14" in err and "invalid-vision-setting" in err
     config.write_text(config.read_text().replace(f"timeout: {value}", "timeout: 30"))
     assert run(capsys, "lint", "--config", str(config))[0] == 0
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_lint_config_finds_a_routes_file_that_is_no_regular_file(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression (issue 36, item 15): `decide` refused `visiongate.routes_file: <a folder>`
+    in one located line, but `lint --config` passed the same config (exit 0). A missing file
+    is still fine: no route is learned yet."""
+    import os
+
+    named = tmp_path / "routes"
+    if kind == "directory":
+        named.mkdir()
+    else:
+        os.mkfifo(named)
+    config = tmp_path / "agent.yaml"
+    config.write_text(f"model: claude-sonnet-4-5\nvisiongate:\n  routes_file: {named}\n")
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    (finding,) = [line for line in out.splitlines() if "error[unreadable-file]" in line]
+    assert code == 3 and finding.startswith(f"{config}:3:16: error[unreadable-file]: ")
+    config.write_text(f"model: claude-sonnet-4-5\nvisiongate:\n  routes_file: {named}.json\n")
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    assert code == 0 and "unreadable-file" not in out

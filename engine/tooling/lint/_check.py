@@ -217,19 +217,33 @@ def lint_config(path: str | Path, options: LintOptions | None = None) -> FileRep
         )
         fail_level = (options or LintOptions()).fail_level or "error"
         return FileReport(shown, found, (), fail_level)
-    return lint_config_text(text, shown, options)
+    return lint_config_text(text, shown, options, check_files=True)
 
 
 def lint_config_text(
-    text: str, file: str = "<config>", options: LintOptions | None = None
+    text: str,
+    file: str = "<config>",
+    options: LintOptions | None = None,
+    *,
+    check_files: bool = False,
 ) -> FileReport:
-    """`lint_config` of an agent config given as text (the playground's second tab)."""
+    """`lint_config` of an agent config given as text (the playground's second tab). With
+    `check_files`, the files it names are looked at as the gate will (a `routes_file` that is
+    a directory or a FIFO is an error here, not only when a command loads the gate)."""
+    from ...facts._routes import check_routes_file
     from ...facts.config._config import AgentConfig
 
     try:
-        found = AgentConfig.from_text(text, file).diagnostics
+        config = AgentConfig.from_text(text, file)
     except PolicyError as error:
-        found = error.diagnostics
+        found = tuple(error.diagnostics)
+    else:
+        found = tuple(config.diagnostics)
+        if check_files and config.routes_file:
+            try:
+                check_routes_file(config.routes_file, config.routes_file_location)
+            except PolicyError as error:
+                found = (*found, *error.diagnostics)
     fail_level = (options or LintOptions()).fail_level or "error"
     return FileReport(file, tuple(sorted(found, key=_sort_key)), (), fail_level)
 
