@@ -28,6 +28,17 @@ PLAYWRIGHT = NPM_DIR / "node_modules" / ".bin" / "playwright-mcp"
 HOSTILE = str(Path(__file__).parent / "_hostile_proxy.py")
 VISION = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
 TEXT_ONLY = ["--provider", "deepseek", "--model", "deepseek-chat"]
+INSTANT_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        result = {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "serverInfo": {"name": "plain", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+"""A stdio server (`python -c`) that answers every request with an `initialize` result at once
+and imports nothing: what an import budget or a start-up figure measures against."""
 
 
 def proxy_argv(server: Sequence[str], *options: str, target: Sequence[str] = VISION) -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx2
 from _gateway_helpers import gateway_argv, raw_initialize, running, wait_until
+from _proxy_helpers import INSTANT_SERVER
 
 # The gateway, with its modules written down as it says `listening on` and the moment its first
 # answer has gone to the relay's client side (where the warm-up thread would start).
@@ -41,15 +42,6 @@ _serve._warm_after_first_answer = snapshot
 from visiongate.cli import main
 sys.exit(main(sys.argv[2:]))
 """
-SERVER = """
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" in message:
-        result = {"protocolVersion": "2025-06-18", "capabilities": {},
-                  "serverInfo": {"name": "plain", "version": "1"}}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-"""
 NOT_BEFORE_A_SESSION = {
     "mcp",
     "mcp_types",
@@ -78,7 +70,7 @@ def test_listening_and_the_first_answer_import_no_sdk_image_stage_or_http_client
     tmp_path: Path,
 ) -> None:
     snapshot = tmp_path / "modules"
-    argv = gateway_argv(["--listen", "127.0.0.1:0"], [sys.executable, "-c", SERVER])
+    argv = gateway_argv(["--listen", "127.0.0.1:0"], [sys.executable, "-c", INSTANT_SERVER])
     argv = [sys.executable, "-c", PROBE, str(snapshot), *argv[3:]]  # the probe runs the CLI
     with running(argv, tmp_path) as gateway, httpx2.Client(timeout=60) as client:
         response, session_id = raw_initialize(client, gateway.url)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _proxy_helpers import INSTANT_SERVER
+
 ROOT = Path(__file__).parent.parent
 # The proxy, with its modules written down the moment its first answer has been sent (where
 # the warm-up thread would start building the router).
@@ -27,16 +29,6 @@ async def snapshot(downstream, calls):
 _serve._warm_after_first_answer = snapshot
 from visiongate.cli import main
 sys.exit(main(sys.argv[2:]))
-"""
-# A server that answers `initialize` at once and imports nothing.
-SERVER = """
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if "id" in message:
-        result = {"protocolVersion": "2025-06-18", "capabilities": {},
-                  "serverInfo": {"name": "plain", "version": "1"}}
-        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
 """
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -69,7 +61,7 @@ def modules_at_first_answer(tmp_path: Path) -> set[str]:
     command = [
         *(sys.executable, "-c", PROBE, str(snapshot)),
         *("proxy", "--provider", "anthropic", "--model", "claude-sonnet-4-5"),
-        *("--", sys.executable, "-c", SERVER),
+        *("--", sys.executable, "-c", INSTANT_SERVER),
     ]
     env = {"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache")}
     with subprocess.Popen(

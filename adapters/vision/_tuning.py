@@ -1,15 +1,7 @@
-"""How the local OCR backend runs: `auxiliary.vision.ocr` in the agent config.
-
-| key            | default          | what it sets                                          |
-|----------------|------------------|-------------------------------------------------------|
-| `threads`      | half the cores   | onnxruntime threads per model run                     |
-| `det_max_side` | 2000             | detection runs on the image scaled to this longer side |
-| `rec_batch`    | 1                | text crops per recognition run                        |
-| `incremental`  | `true`           | re-read only what changed since the last screenshot   |
-| `history`      | 2                | screenshots remembered per source                     |
-
-The settings and their checks are the engine's (`engine.facts.auxiliary`, which `lint --config`
-runs too); what they mean for a run is here.
+"""How the local OCR backend runs (`auxiliary.vision.ocr` in the agent config): what its
+settings mean for a run. The settings, their defaults and their checks are the engine's
+(`engine.facts.auxiliary`, whose `_ocr` module tables the keys; `lint --config` runs the
+same checks).
 """
 
 from __future__ import annotations
