@@ -34,14 +34,17 @@ def normalized(text: str) -> str:
 
 
 def code_image(code: str) -> bytes:
-    """`code` as a PNG: spaced, large, black on white, with a margin around it."""
+    """`code` as a PNG: one unspaced word, large, black on white, with a margin around it.
+
+    Unspaced: with a space between characters the local OCR split the word into boxes and
+    dropped about one code in a hundred (6 of 600 seeded codes); unspaced it read 600 of 600.
+    """
     font = _font()
-    spaced = " ".join(code)
     probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
-    left, top, right, bottom = (round(v) for v in probe.textbbox((0, 0), spaced, font=font))
+    left, top, right, bottom = (round(v) for v in probe.textbbox((0, 0), code, font=font))
     margin = 40
     image = Image.new("RGB", (right - left + 2 * margin, bottom - top + 2 * margin), "white")
-    ImageDraw.Draw(image).text((margin - left, margin - top), spaced, font=font, fill="black")
+    ImageDraw.Draw(image).text((margin - left, margin - top), code, font=font, fill="black")
     buffer = io.BytesIO()
     image.save(buffer, "PNG")
     return buffer.getvalue()
