@@ -51,6 +51,9 @@ def proxy_env(home: Path) -> dict[str, str]:
         "VISIONGATE_CACHE_DIR": str(home / "images"),
         "XDG_STATE_HOME": str(home / "state"),
         "XDG_CACHE_HOME": str(home / "cache"),
+        # A proxy that hangs in a test can be asked where it is: SIGABRT then prints every
+        # thread's stack to its stderr (the test's log) before it dies.
+        "PYTHONFAULTHANDLER": "1",
     }
 
 

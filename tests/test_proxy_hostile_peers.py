@@ -503,9 +503,13 @@ async def _ended(process: asyncio.subprocess.Process, log: Path) -> int:
     try:
         return await asyncio.wait_for(process.wait(), 30)
     except TimeoutError:
-        process.kill()
-        await process.wait()
-        pytest.fail(f"the proxy ran on 30 s after SIGINT:\n{log.read_text(errors='replace')}")
+        process.send_signal(signal.SIGABRT)  # the stacks, into the log (PYTHONFAULTHANDLER)
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        pytest.fail(f"the proxy ran on 30 s after the signal:\n{log.read_text(errors='replace')}")
 
 
 def test_the_session_end_check_finds_a_server_left_running(tmp_path: Path) -> None:
