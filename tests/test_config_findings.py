@@ -156,3 +156,29 @@ def test_lint_config_finds_a_routes_file_that_is_no_regular_file(
     config.write_text(f"model: claude-sonnet-4-5\nvisiongate:\n  routes_file: {named}.json\n")
     code, out, _err = run(capsys, "lint", "--config", str(config))
     assert code == 0 and "unreadable-file" not in out
+
+
+def test_every_bad_vision_value_is_said_once_by_lint_and_by_decide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: three bad values under `auxiliary.vision` gave one finding (the first the
+    backend's check raised), and `decide` printed each config error twice (the record's copy,
+    then the located one). Each is now said once, located, with its code; a provider typo gets
+    a did-you-mean."""
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "auxiliary:\n  vision:\n    provider: opnerouter\n    model: 12\n    timeout: -3\n"
+        "    max_retries: many\n"
+    )
+    code, out, _err = run(capsys, "lint", "--config", str(config))
+    found = sorted(
+        line.split(": error[invalid-vision-setting]: ")[0].rsplit(":", 2)[-2]
+        for line in out.splitlines()
+        if "error[invalid-vision-setting]" in line
+    )
+    assert code == 3 and found == ["3", "4", "5", "6"], out
+    assert "did you mean `openrouter`?" in out, out
+    code, _out, err = run(capsys, "decide", "--facts", FACTS, "--config", str(config))
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert code == 3 and len(errors) == 4 and len(set(errors)) == 4, err
+    assert all("error[invalid-vision-setting]" in line for line in errors), err

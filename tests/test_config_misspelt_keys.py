@@ -120,6 +120,6 @@ def test_the_readme_shows_the_lines_decide_and_lint_print(
         _code, out, err = run(capsys, *argv)
         said += out + err
     shown = [line for line in operator_lines() if not line.startswith("visiongate proxy")]
-    assert len(shown) == 5  # decide's two lines, lint's finding with its help and rule
+    assert len(shown) == 6  # decide's finding with its help and its warning, lint's with its rule
     for line in shown:
         assert line in said.splitlines(), line

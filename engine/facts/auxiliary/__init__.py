@@ -3,6 +3,7 @@ checks: what `lint --config` reports and what the adapters build the backend fro
 the local OCR's tuning in `_ocr`). Only the standard library and the kernel are imported."""
 
 from ._ocr import OcrSettings, default_threads, usable_cores
+from ._problems import vision_setting_problem, vision_setting_problems
 from ._vision import (
     ALIASES,
     DEFAULT_MAX_EDGE_PX,
@@ -17,7 +18,6 @@ from ._vision import (
     VisionSettings,
     default_deadline,
     parse_vision_settings,
-    vision_setting_problem,
 )
 
 __all__ = [
@@ -38,4 +38,5 @@ __all__ = [
     "parse_vision_settings",
     "usable_cores",
     "vision_setting_problem",
+    "vision_setting_problems",
 ]

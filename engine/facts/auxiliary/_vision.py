@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from visiongate.kernel._display import one_line
+from visiongate.kernel._suggest import did_you_mean
 
 from ._ocr import OcrSettings, VisionSettingError, parse_ocr_settings
 
@@ -33,7 +34,6 @@ __all__ = [
     "VisionSettings",
     "default_deadline",
     "parse_vision_settings",
-    "vision_setting_problem",
 ]
 
 DEFAULT_MAX_IMAGE_BYTES: Final = 4 * 1024 * 1024
@@ -128,7 +128,7 @@ def parse_vision_settings(
     main_base_url: str | None = None,
 ) -> VisionSettings:
     """`auxiliary.vision` as settings; a pure function of its arguments."""
-    section = _vision_section(config)
+    section = vision_section(config)
     provider = _text(section, "provider").lower()
     model = _text(section, "model")
     base_url = _text(section, "base_url")
@@ -174,7 +174,7 @@ def _error(reason: str, code: str, key: str = "", help_text: str = "") -> Vision
     return VisionSettingError(reason, code=code, path=path, help_text=help_text)
 
 
-def _vision_section(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def vision_section(config: Mapping[str, Any]) -> Mapping[str, Any]:
     auxiliary = config.get("auxiliary") or {}
     if not isinstance(auxiliary, Mapping):
         raise VisionSettingError(
@@ -231,7 +231,7 @@ def _checked_url(base_url: str, provider: str) -> str:
             f"provider `{one_line(provider, 60)}` has no known address; set `{PATH}.base_url`",
             "vision_unknown_provider",
             "base_url",
-            "known providers: " + ", ".join(f"`{name}`" for name in KNOWN_PROVIDERS),
+            did_you_mean(provider, list(KNOWN_PROVIDERS)).replace("expected one of", "known:"),
         )
     if not base_url.lower().startswith(("http://", "https://")):
         raise _error(
@@ -334,23 +334,3 @@ def _extra_body(section: Mapping[str, Any]) -> Mapping[str, Any]:
             "extra_body",
         )
     return MappingProxyType(dict(value))
-
-
-def vision_setting_problem(config: Mapping[str, Any]) -> VisionSettingError | None:
-    """What the backend would refuse in the config's `auxiliary.vision` (its first problem,
-    as `parse_vision_settings` raises it), None when the settings are usable. The main
-    model's provider is known only at run time (a command's `--provider`), so `provider: main`
-    is checked as if it resolved to a server at an address: its values still are."""
-    try:
-        parse_vision_settings(
-            config,
-            main_provider="custom",
-            main_model="main",
-            main_base_url=_MAIN_PLACEHOLDER_URL,
-        )
-    except VisionSettingError as error:
-        return error
-    return None
-
-
-_MAIN_PLACEHOLDER_URL: Final = "http://main.invalid/v1"

@@ -23,7 +23,7 @@ from ..._settings import (
 from ..._yaml import DocumentPath, LoadedYaml
 from ..._yaml import shown as one_line
 from .._keys import model_key, provider_key
-from ..auxiliary import vision_setting_problem
+from ..auxiliary import vision_setting_problems
 from ._fields import FAIL_CLOSED_MODE, MODES, ConfigFields
 from ._known_keys import (
     IGNORED,
@@ -241,12 +241,12 @@ class Reader:
     def vision_values(self) -> None:
         """What the vision backend would refuse at run time (`timeout: .nan`), as it checks it
         (`auxiliary`); a literal key is `literal_key`'s."""
-        problem = vision_setting_problem(self.data)
-        if problem is None or problem.code == "vision_inline_api_key":
-            return
-        path = tuple(problem.path.split("."))
-        message = f"{problem.reason}: the vision backend will not start"
-        self.warn("invalid-vision-setting", message, path, problem.help, severity="error")
+        for problem in vision_setting_problems(self.data):
+            if problem.code == "vision_inline_api_key":
+                continue
+            path = tuple(problem.path.split("."))
+            message = f"{problem.reason}: the vision backend will not start"
+            self.warn("invalid-vision-setting", message, path, problem.help, severity="error")
 
     def main_model(self) -> tuple[str | None, Sourced[bool | None] | None]:
         raw = self.data.get("model")

@@ -66,8 +66,12 @@ def run(args: argparse.Namespace) -> int:
             print(explain_cell(gate.compiled, decision.cell))
     from visiongate.kernel._display import visible
 
-    for warning in decision.warnings:  # a typo or a clamp is said where a person looks
-        print(f"visiongate decide: {visible(_warning(warning))}", file=sys.stderr)
+    # A typo or a clamp is said where a person looks; a config error once, in its located
+    # form with its code (below), not also as the record's one-line copy.
+    errors = {error.warning_text() for error in gate.resolver.config.errors}
+    for warning in decision.warnings:
+        if warning not in errors:
+            print(f"visiongate decide: {visible(_warning(warning))}", file=sys.stderr)
     return _config_errors(gate)
 
 
