@@ -208,16 +208,19 @@ class Reader:
         vision = self.section(("auxiliary", "vision"))
         if not clean(vision.get("api_key_env")):  # which the backend reads first
             self.literal_key(vision.get("api_key"))
-        self.vision_values()
+        broken = self.vision_values()
+        # Still `set` (the operator asked for a backend, and auto mode then keeps pixels out,
+        # the closed lane), but the record says the backend will not start.
+        said = f" ({broken} error(s) in its settings: the backend will not start)" if broken else ""
         provider = clean(vision.get("provider")).lower()
         where = f"{self.label}: auxiliary.vision"
         if provider not in _UNSET_AUX_PROVIDERS:
-            return Sourced("set", f"{where}.provider: {provider}")
+            return Sourced("set", f"{where}.provider: {provider}{said}")
         if clean(vision.get("model")):
-            return Sourced("set", f"{where}.model: {clean(vision.get('model'))}")
+            return Sourced("set", f"{where}.model: {clean(vision.get('model'))}{said}")
         if clean(vision.get("base_url")):
             # The URL itself is not repeated: it may carry credentials.
-            return Sourced("set", f"{where}.base_url is set")
+            return Sourced("set", f"{where}.base_url is set{said}")
         if not vision:
             return Sourced("unset", "default (auxiliary.vision not set)")
         return Sourced("unset", f"{where}.provider: {provider or 'blank'}, no model or base_url")
@@ -238,15 +241,19 @@ class Reader:
             severity="error",
         )
 
-    def vision_values(self) -> None:
+    def vision_values(self) -> int:
         """What the vision backend would refuse at run time (`timeout: .nan`), as it checks it
-        (`auxiliary`); a literal key is `literal_key`'s."""
-        for problem in vision_setting_problems(self.data):
-            if problem.code == "vision_inline_api_key":
-                continue
+        (`auxiliary`), as findings; how many. A literal key is `literal_key`'s."""
+        problems = [
+            problem
+            for problem in vision_setting_problems(self.data)
+            if problem.code != "vision_inline_api_key"
+        ]
+        for problem in problems:
             path = tuple(problem.path.split("."))
             message = f"{problem.reason}: the vision backend will not start"
             self.warn("invalid-vision-setting", message, path, problem.help, severity="error")
+        return len(problems)
 
     def main_model(self) -> tuple[str | None, Sourced[bool | None] | None]:
         raw = self.data.get("model")
