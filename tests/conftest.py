@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -15,6 +16,15 @@ from visiongate.kernel._platform import exclusive
 
 _TOOK: dict[str, float] = {}
 """Seconds each unmarked test took (setup, call and teardown)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process a test starts gets SIGINT as a terminal gives it. A CI runner or a
+    script's `cmd &` can start the suite with SIGINT ignored, which every child inherits, and
+    visiongate then leaves it ignored, as a background job should: the tests of a Ctrl-C would
+    test nothing (`test_proxy_hostile_peers` starts a proxy with SIGINT ignored on purpose)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # First, before xdist's own hook would append each test's group to its id for

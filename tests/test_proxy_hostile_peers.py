@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from _leftovers import VARIABLE, left_running, stop_leftovers
-from _proxy_helpers import HOSTILE, RawClient, proxy_argv
+from _proxy_helpers import HOSTILE, RawClient, proxy_argv, proxy_env
 
 pytestmark = pytest.mark.anyio
 SERVER = [sys.executable, HOSTILE]
@@ -431,6 +431,37 @@ async def test_a_signal_while_the_server_starts_leaves_no_server(
     assert not left, f"servers left running, by the signal's delay in seconds: {left}"
 
 
+async def test_a_proxy_started_with_sigint_ignored_leaves_it_ignored(tmp_path: Path) -> None:
+    """Regression: started with SIGINT ignored (a shell's background job, some CI runners), the
+    proxy took SIGINT over once it had loaded, so a Ctrl-C 10 ms in was dropped by the kernel
+    and one 100 ms in stopped it; the test of an early Ctrl-C failed under such a runner. An
+    ignored SIGINT now stays ignored at every moment; SIGTERM still stops it in one line."""
+    log = (tmp_path / "proxy.log").open("ab")
+    process = await asyncio.create_subprocess_exec(
+        *proxy_argv([*SERVER, "stubborn"]),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log,
+        env=proxy_env(tmp_path),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    log.close()
+    client = RawClient(process)
+    try:
+        process.send_signal(signal.SIGINT)  # while it loads
+        await client.initialize()
+        process.send_signal(signal.SIGINT)  # while it relays
+        assert (await client.request("ping", timeout=30)).get("result") == {}
+        process.send_signal(signal.SIGTERM)
+        assert await _ended(process, tmp_path / "proxy.log") == 128 + signal.SIGTERM
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    said = (tmp_path / "proxy.log").read_text(errors="replace").strip()
+    assert said == "visiongate proxy: stopped by SIGTERM; the server was stopped", said
+
+
 @pytest.mark.parametrize("after", [0.1, 0.5, 1.0, 3.0])
 async def test_ctrl_c_at_any_moment_ends_with_one_line_and_no_server(
     after: float, tmp_path: Path, pid_file: Path
@@ -503,13 +534,17 @@ async def _ended(process: asyncio.subprocess.Process, log: Path) -> int:
     try:
         return await asyncio.wait_for(process.wait(), 30)
     except TimeoutError:
+        status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        masks = "\n".join(line for line in status if line.startswith(("Sig", "ShdPnd")))
         process.send_signal(signal.SIGABRT)  # the stacks, into the log (PYTHONFAULTHANDLER)
         try:
             await asyncio.wait_for(process.wait(), 5)
         except TimeoutError:
             process.kill()
             await process.wait()
-        pytest.fail(f"the proxy ran on 30 s after the signal:\n{log.read_text(errors='replace')}")
+        pytest.fail(
+            f"the proxy ran on 30 s after the signal:\n{masks}\n{log.read_text(errors='replace')}"
+        )
 
 
 def test_the_session_end_check_finds_a_server_left_running(tmp_path: Path) -> None:

@@ -140,6 +140,8 @@ def _signals(handler: Callable[[int], None]) -> Iterator[None]:
     saved = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     installed: list[signal.Signals] = []
     for signum in _SIGNALS:
+        if saved[signum] is signal.SIG_IGN:
+            continue  # started ignored (a background job): left so, as the command line does
         try:
             loop.add_signal_handler(signum, handler, signum)
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread; Windows

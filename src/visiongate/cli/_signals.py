@@ -27,7 +27,16 @@ from visiongate.kernel._errors import VisiongateError
 __all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_held", "signals_raise"]
 
 T = TypeVar("T")
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_SIGNALS = tuple(
+    signum
+    for signum in (signal.SIGINT, signal.SIGTERM)
+    if signal.getsignal(signum) is not signal.SIG_IGN
+)
+"""The signals acted on: SIGINT and SIGTERM, less one this process was started with ignored.
+A shell starts a background job (`cmd &`) with SIGINT ignored so a Ctrl-C at the terminal
+leaves it alone; the kernel drops such a signal, so taking it over later would honour a
+Ctrl-C 100 ms in and not one at 10 ms. Read when the module is first imported, before any
+handler here is installed (Python leaves an ignored SIGINT ignored at start-up)."""
 
 
 class Interrupted(VisiongateError):
