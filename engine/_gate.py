@@ -14,13 +14,12 @@ are read when the first decision needs them (the proxy answers the handshake bef
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._suggest import did_you_mean
@@ -53,6 +52,9 @@ from .facts._routes import LearnedRoute, RouteOverlay, check_routes_file, defaul
 from .facts.config._config import AgentConfig
 from .facts.registry._registry import ProviderRegistry
 from .facts.registry._types import build
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
 
