@@ -76,7 +76,7 @@ class _State:
     """Warnings every decision carries (e.g. a failed reload)."""
     facts_context: DecisionContext | None = None
     """The shared context of `decide_facts` decisions, the config's warnings included; None
-    while the config is not known (a gate given a resolver to build: `_given_context`)."""
+    while the config is not known (`Gate._given_context`)."""
     contexts: dict[int, DecisionContext] = field(default_factory=dict)
     """Contexts of `decide` decisions by the id of the (memoized) resolved facts; bounded."""
     cells: dict[Cell, CellVerdict] = field(default_factory=dict)
@@ -153,8 +153,6 @@ class Gate(Target):
         self._resolver_value = resolver if isinstance(resolver, FactResolver) else None
         self._make_resolver = None if isinstance(resolver, FactResolver) else resolver
         self._state = _state(compiled, (), self._known_config())
-        self._given: tuple[_State, DecisionContext] | None = None
-        """The state `decide_facts` last decided under, with its context (`_given_context`)."""
         self._resolver_lock = threading.Lock()
         self._source = source
         self._trace = trace
@@ -268,13 +266,9 @@ class Gate(Target):
         return decision
 
     def _given_context(self, state: _State) -> DecisionContext:
-        """`state.facts_context` of a gate whose config was not known when `state` was made."""
-        given = self._given
-        if given is not None and given[0] is state:
-            return given[1]
-        context = _facts_context(state.ref, state.warnings, state.compiled.policy, self.config)
-        self._given = (state, context)  # one assignment: a reader sees the old pair or this
-        return context
+        """`state.facts_context` of a gate whose config was not known when `state` was made
+        (a resolver to build, no config given): rare, so made again at each decision."""
+        return _facts_context(state.ref, state.warnings, state.compiled.policy, self.config)
 
     def _known_config(self) -> AgentConfig | None:
         """The agent config if it is known without building the resolver, else None."""
