@@ -4,8 +4,8 @@ A CLI call (a pre-commit hook, a CI step) loads a policy once and exits, so the 
 caches never help it; validating with cerberus and compiling with durable-rules are most of
 its time. An entry keeps, for one policy content, what those stages produced: the validated
 document, the match sets (for every cell, the rules whose `when` matches it) and the
-non-error diagnostics. Loading then parses the YAML (for locations) and rebuilds the policy
-from the document.
+non-error diagnostics, and the parsed YAML with the location of every node. Loading then
+rebuilds the policy from the document without parsing the YAML (nor importing PyYAML).
 
 - Keyed by the sha256 of the policy text and a fingerprint of the engine (the package
   version and the source of `visiongate.engine`'s own modules), so an edited policy or an
@@ -29,7 +29,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -38,10 +38,11 @@ from ._diagnostics import Diagnostic, Location
 from ._files import keep_newest, replace_file
 from ._policy import Policy, condition_matches
 from ._vocabulary import CELL_COUNT, Cell, all_cells
+from ._yaml import DocumentPath, LoadedYaml
 
 logger = logging.getLogger("visiongate")
 
-FORMAT: Final = 1
+FORMAT: Final = 2
 MAX_ENTRIES: Final = 256
 ENVIRONMENT: Final = "VISIONGATE_POLICY_CACHE"
 
@@ -77,6 +78,21 @@ class CacheEntry:
     matches: tuple[tuple[int, ...], ...]
     """Per cell, in `all_cells()` order, the indexes of the rules matching it."""
     diagnostics: tuple[Diagnostic, ...]
+    source: dict[str, Any]
+    """The parsed YAML (`_source_dict`): its data, the location tables, its diagnostics."""
+
+    def loaded(self, text: str, file: str) -> LoadedYaml:
+        """The parsed YAML of `text`, as `load_yaml` made it when the entry was written."""
+        source = self.source
+        return LoadedYaml(
+            source["data"],
+            file,
+            text,
+            _locations(source["locations"], file),
+            _locations(source["keys"], file),
+            {_path(path): str(word) for path, word in source["booleans"]},
+            tuple(_located(_diagnostic(item), file) for item in source["diagnostics"]),
+        )
 
     def checked_matches(self, policy: Policy) -> Mapping[Cell, tuple[int, ...]] | None:
         """The match sets, if they agree with every rule's `when` on every cell; else None."""
@@ -123,7 +139,25 @@ def _parse(raw: Any) -> CacheEntry:
     if len(matches) != CELL_COUNT:
         raise ValueError(f"{len(matches)} cells, not {CELL_COUNT}")
     diagnostics = tuple(_diagnostic(item) for item in raw["diagnostics"])
-    return CacheEntry(raw["document"], matches, diagnostics)
+    if not isinstance(raw.get("source"), dict):
+        raise ValueError("an entry without its parsed YAML")
+    entry = CacheEntry(raw["document"], matches, diagnostics, raw["source"])
+    entry.loaded("", "<policy>")  # its parsed YAML is of the right shape, or the entry is refused
+    return entry
+
+
+def _path(raw: Any) -> DocumentPath:
+    if not isinstance(raw, list) or not all(type(part) in (str, int) for part in raw):
+        raise ValueError("a document path is a list of keys and indexes")
+    return tuple(raw)
+
+
+def _locations(rows: Any, file: str) -> dict[DocumentPath, Location]:
+    return {_path(path): Location(file, int(line), int(column)) for path, line, column in rows}
+
+
+def _located(diagnostic: Diagnostic, file: str) -> Diagnostic:
+    return replace(diagnostic, location=replace(diagnostic.location, file=file))
 
 
 def _diagnostic(item: Mapping[str, Any]) -> Diagnostic:
@@ -144,27 +178,43 @@ def _diagnostic(item: Mapping[str, Any]) -> Diagnostic:
 
 def remember(
     text: str,
+    loaded: LoadedYaml | None,
     document: Mapping[str, Any] | None,
     matches: Mapping[Cell, tuple[int, ...]],
     diagnostics: Sequence[Diagnostic],
 ) -> None:
     """Store an entry for a policy that loaded without errors; never raises."""
     path = _entry_path(text)
-    if path is None or document is None:
+    if path is None or document is None or loaded is None:
         return
     entry = {
         "format": FORMAT,
         "document": document,
         "matches": [list(matches[cell]) for cell in all_cells()],
         "diagnostics": [_diagnostic_dict(d) for d in diagnostics],
+        "source": _source_dict(loaded),
     }
     try:
         encoded = json.dumps(entry, ensure_ascii=False)
-        if json.loads(encoded)["document"] != document:
+        decoded = json.loads(encoded)
+        if decoded["document"] != document or decoded["source"]["data"] != loaded.data:
             return  # a value JSON cannot carry faithfully: compile this policy every time
         _write(path, encoded)
     except (OSError, TypeError, ValueError) as error:
         logger.debug("visiongate: compile cache entry %s not written: %s", path, error)
+
+
+def _source_dict(loaded: LoadedYaml) -> dict[str, Any]:
+    def rows(table: Mapping[DocumentPath, Location]) -> list[list[Any]]:
+        return [[list(path), where.line, where.column] for path, where in table.items()]
+
+    return {
+        "data": loaded.data,
+        "locations": rows(loaded.locations),
+        "keys": rows(loaded.key_locations),
+        "booleans": [[list(path), word] for path, word in loaded.boolean_words.items()],
+        "diagnostics": [_diagnostic_dict(d) for d in loaded.diagnostics],
+    }
 
 
 def _diagnostic_dict(diagnostic: Diagnostic) -> dict[str, Any]:

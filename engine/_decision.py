@@ -21,14 +21,7 @@ from ._compile import CellVerdict
 from ._load import bundled_policy_text, is_bundled_policy
 from ._policy import Policy, source_sha256
 from ._vocabulary import FACT_NAMES, Cell
-from .trace import (
-    DeliveryFailures,
-    FanOut,
-    GuardedSink,
-    JsonlTrace,
-    TraceSink,
-    format_timestamp,
-)
+from .trace._encode import TraceSink, format_timestamp
 
 if TYPE_CHECKING:
     from .facts import ResolvedFacts
@@ -294,6 +287,9 @@ def as_sink(trace: TraceSpec) -> TraceSink | None:
     so that its exceptions are counted and logged too: tracing never fails a decision."""
     if trace is None:
         return None
+    # The sinks (and msgspec, their encoder) are imported for a gate that traces only.
+    from .trace import FanOut, GuardedSink, JsonlTrace
+
     if isinstance(trace, str | Path):
         return JsonlTrace(trace)
     if callable(trace):
@@ -303,4 +299,6 @@ def as_sink(trace: TraceSpec) -> TraceSink | None:
 
 
 def _reports_failures(sink: TraceSink) -> bool:
+    from .trace import DeliveryFailures
+
     return isinstance(getattr(sink, "failures", None), DeliveryFailures)

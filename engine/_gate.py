@@ -14,13 +14,12 @@ are read when the first decision needs them (the proxy answers the handshake bef
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._suggest import did_you_mean
@@ -37,6 +36,7 @@ from ._decision import (
     process_ids,
 )
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
+from ._policy import Policy
 from ._vocabulary import FACTS, Cell
 from ._watch import (
     QUIET_SECONDS,
@@ -53,6 +53,9 @@ from .facts._routes import LearnedRoute, RouteOverlay, check_routes_file, defaul
 from .facts.config._config import AgentConfig
 from .facts.registry._registry import ProviderRegistry
 from .facts.registry._types import build
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
 
@@ -72,18 +75,30 @@ class _State:
     warnings: tuple[str, ...] = ()
     """Warnings every decision carries (e.g. a failed reload)."""
     facts_context: DecisionContext | None = None
-    """The shared context of `decide_facts` decisions."""
+    """The shared context of `decide_facts` decisions, the config's warnings included; None
+    while the config is not known (`Gate._given_context`)."""
     contexts: dict[int, DecisionContext] = field(default_factory=dict)
     """Contexts of `decide` decisions by the id of the (memoized) resolved facts; bounded."""
+    cells: dict[Cell, CellVerdict] = field(default_factory=dict)
+    """`table` as a plain dict, for `decide_facts` (a read-only mapping's `get` costs more)."""
 
 
-def _state(compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> _State:
+def _state(
+    compiled: CompiledPolicy, warnings: tuple[str, ...], config: AgentConfig | None
+) -> _State:
     policy = compiled.policy
     # What the policy says that is read otherwise (a clamped byte budget) is in every record.
     warnings = tuple(finding.warning_text() for finding in policy.warnings) + warnings
     ref = PolicyRef.of(policy)
-    context = DecisionContext(ref, warnings=warnings, full_policy=policy)
-    return _State(compiled, compiled.table, ref, warnings, context)
+    context = None if config is None else _facts_context(ref, warnings, policy, config)
+    return _State(compiled, compiled.table, ref, warnings, context, cells=dict(compiled.table))
+
+
+def _facts_context(
+    ref: PolicyRef, warnings: tuple[str, ...], policy: Policy, config: AgentConfig
+) -> DecisionContext:
+    # The config still carries the lane out: its mistakes are said in every decision.
+    return DecisionContext(ref, warnings=config.decision_warnings + warnings, full_policy=policy)
 
 
 _CONTEXTS_PER_STATE = 4096
@@ -134,15 +149,16 @@ class Gate(Target):
     ) -> None:
         """`resolver` may be a function that builds it, called when first needed; `config`
         is then the agent config it will hold."""
-        self._state = _state(compiled)
         self._config = config
         self._resolver_value = resolver if isinstance(resolver, FactResolver) else None
         self._make_resolver = None if isinstance(resolver, FactResolver) else resolver
+        self._state = _state(compiled, (), self._known_config())
         self._resolver_lock = threading.Lock()
         self._source = source
         self._trace = trace
         self._clock = clock
         self._ids = ids if ids is not None else process_ids()
+        self._take_id = self._ids.take
         self._watcher = PolicyWatcher(self, source)
 
     @classmethod
@@ -230,19 +246,35 @@ class Gate(Target):
         at: float | None = None,
     ) -> Decision:
         """Decide from the four facts given directly (no resolution)."""
+        # As short as a hand-written if/else building the same `Decision` (bench_gate.py): one
+        # dict look-up, the context made once per policy in force, no further call but `take`.
         state = self._state
         cell = (mode, catalog, aux, path)
-        verdict = state.table.get(cell)
-        if verdict is None:
-            raise FactError(_fact_problem(cell))
-        assert state.facts_context is not None
-        context, config_warnings = state.facts_context, self.config.decision_warnings
-        if config_warnings:  # the config still carries the lane out: its mistakes are said
-            context = replace(context, warnings=config_warnings + context.warnings)
-        decision = self._decision(verdict, cell, context, at)
+        try:
+            verdict = state.cells[cell]
+        except KeyError:
+            raise FactError(_fact_problem(cell)) from None
+        context = state.facts_context
+        if context is None:
+            context = self._given_context(state)
+        prefix, number = self._take_id()
+        decision = Decision(
+            verdict, cell, context, self._clock() if at is None else at, prefix, number
+        )
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
+
+    def _given_context(self, state: _State) -> DecisionContext:
+        """`state.facts_context` of a gate whose config was not known when `state` was made
+        (a resolver to build, no config given): rare, so made again at each decision."""
+        return _facts_context(state.ref, state.warnings, state.compiled.policy, self.config)
+
+    def _known_config(self) -> AgentConfig | None:
+        """The agent config if it is known without building the resolver, else None."""
+        if self._resolver_value is not None:
+            return self._resolver_value.config
+        return self._config
 
     def _decision(
         self, verdict: CellVerdict, cell: Cell, context: DecisionContext, at: float | None
@@ -328,7 +360,7 @@ class Gate(Target):
 
     def install(self, compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> None:
         """Swap in a policy (the watcher's, once a change is complete) in one assignment."""
-        self._state = _state(compiled, warnings)
+        self._state = _state(compiled, warnings, self._known_config())
 
 
 def _fact_problem(cell: tuple[str, ...]) -> str:

@@ -17,7 +17,7 @@ from ._compile_cache import recall, remember
 from ._diagnostics import Diagnostic, PolicyError, has_errors
 from ._policy import Policy, build_policy, condition_matches
 from ._vocabulary import Cell, all_cells, format_cell
-from ._yaml import load_yaml, read_source_file
+from ._yaml import read_source_file
 from ._yaml._staged import Staged, run_stages, stage_yaml
 
 DEFAULT_POLICY = "default"
@@ -90,7 +90,8 @@ def analyze_policy_text(
         return recalled
     context = run_stages(_Context(text, file), STAGES)
     if context.compiled is not None and not has_errors(context.diagnostics):
-        remember(text, context.document, context.compiled.matches, context.diagnostics)
+        compiled = context.compiled
+        remember(text, context.loaded, context.document, compiled.matches, context.diagnostics)
     return context.compiled, context.diagnostics
 
 
@@ -99,10 +100,8 @@ def _recalled(text: str, file: str) -> tuple[CompiledPolicy, list[Diagnostic]] |
     entry = recall(text)
     if entry is None:
         return None
-    loaded = load_yaml(text, file)
-    if has_errors(loaded.diagnostics):
-        return None
     try:
+        loaded = entry.loaded(text, file)  # the YAML as parsed when the entry was written
         policy = build_policy(entry.document, loaded)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         logger.debug("visiongate: compile cache entry ignored: %s", error)

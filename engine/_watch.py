@@ -18,7 +18,6 @@ Time is injected (`clock`, nanoseconds), so tests and replays are deterministic.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import os
 import queue
@@ -27,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from visiongate.kernel._files import check_regular, read_regular_file
 
@@ -35,6 +34,9 @@ from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
 from ._policy import source_sha256
 from ._yaml import DEFAULT_LIMITS, NOT_UTF8
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 __all__ = [
     "QUIET_SECONDS",
@@ -230,6 +232,8 @@ class PolicyWatcher:
     def reload_in_background(self) -> concurrent.futures.Future[ReloadResult]:
         """A one-poll check on the watcher's own (daemon) thread; its result when done.
         Requests made while a check runs are answered together by the next one."""
+        import concurrent.futures  # a gate reloading in the background only: not at start-up
+
         future: concurrent.futures.Future[ReloadResult] = concurrent.futures.Future()
         if self._checker is None:
             self._checker = threading.Thread(

@@ -16,7 +16,10 @@ import pytest
 from visiongate.cli import COMMANDS
 
 ROOT = Path(__file__).parent.parent
-HEAVY = ("cerberus", "durable", "mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema", "anyio")
+HEAVY = (
+    *("cerberus", "durable", "mcp", "PIL", "httpx", "pydantic", "ruamel", "jsonschema", "anyio"),
+    *("yaml", "regex", "msgspec"),
+)
 PROBE = """
 import json, sys
 from visiongate.cli import main
@@ -159,6 +162,28 @@ def test_decide_with_warm_tables_imports_no_validator(home: Path) -> None:
     assert not roots(modules) & {"cerberus", "mcp", "PIL", "httpx", "pydantic", "ruamel"}
     assert "visiongate.engine.facts.registry._load" not in modules  # read back, not parsed
     assert "visiongate.engine._validate" not in modules
+
+
+def test_decide_with_a_warm_cache_parses_no_yaml_and_loads_no_trace_encoder(home: Path) -> None:
+    """Regression (issue 37): with the compiled policy cached, every `decide` still parsed the
+    policy's YAML for its locations (PyYAML ~22 ms, the loader ~41 ms), imported msgspec for a
+    trace it did not write (~13 ms) and `regex` to show ASCII lines (~12 ms)."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    loaded_modules(*argv, home=home)  # fills the compile cache and the fact tables
+    modules = loaded_modules(*argv, home=home)
+    assert not roots(modules) & {"yaml", "regex", "msgspec"}, sorted(roots(modules))
+    assert not {m for m in modules if m.startswith("visiongate.engine.trace.")} - {
+        "visiongate.engine.trace._encode"  # the record's timestamp; its encoder is lazy
+    }
+    assert not modules & {"visiongate.engine._yaml._parse", "visiongate.engine._yaml._build"}
+
+
+def test_a_cold_decide_does_parse_the_yaml(home: Path) -> None:
+    # The budget above holds because the cache answers, not because the probe misses a parse.
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    cold = home / "cold"
+    modules = loaded_modules(*argv, home=cold)
+    assert "yaml" in roots(modules) and "visiongate.engine._yaml._parse" in modules
 
 
 def test_the_recorded_package_version_is_the_installed_one() -> None:

@@ -180,3 +180,33 @@ def test_a_policy_text_with_a_lone_surrogate_does_not_break_the_cache(cache: Pat
         ("yaml-syntax", "a lone surrogate is not a character")
     ]
     assert _compile_cache.recall("policy: \ud800") is None
+
+
+def test_a_recalled_policy_carries_the_yaml_as_parsed_without_parsing_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression (issue 37): a recalled policy parsed its YAML again for the locations; the
+    entry now holds them, and what it rebuilds is what the parser made."""
+    from visiongate.engine._yaml import _parse
+
+    text = fresh_policy()
+    first = compile_policy_text(text, "a.yaml")
+
+    def refuse(*_args: object, **_options: object) -> None:
+        raise AssertionError("a recalled policy was parsed again")
+
+    monkeypatch.setattr(_parse, "parse_yaml", refuse)  # what every `load_yaml` calls
+    second = compile_policy_text(text, "a.yaml")
+    assert second.policy.source == first.policy.source  # data, text, every location table
+    assert second.policy.rules == first.policy.rules
+
+
+def test_an_entry_whose_parsed_yaml_is_damaged_is_ignored(cache: Path) -> None:
+    text = fresh_policy()
+    first = compile_policy_text(text, "a.yaml")
+    (entry,) = cache.glob("*.json")
+    raw = json.loads(entry.read_text())
+    raw["source"]["locations"][0][0] = [{"not": "a key"}]
+    entry.write_text(json.dumps(raw))
+    assert _compile_cache.recall(text) is None
+    assert compile_policy_text(text, "a.yaml").policy.source == first.policy.source

@@ -16,18 +16,14 @@ refused, and timestamps stay the text as written.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
-
-import yaml
+from typing import Final
 
 from visiongate.kernel._files import read_regular_file
 
 from .._diagnostics import Diagnostic, Location, PolicyError
-from ._build import Builder
-from ._scalars import DEFAULT_LIMITS, DocumentPath, LoadAbort, YamlLimits, shown
+from ._loaded import LoadedYaml, file_too_large
+from ._scalars import DEFAULT_LIMITS, DocumentPath, YamlLimits, shown
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -38,36 +34,6 @@ __all__ = [
     "read_source_file",
     "shown",
 ]
-
-# libyaml keeps marks and runs in C; the pure-Python parser (the same state machine, about
-# 30 times slower) is the fallback where PyYAML was built without it.
-_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@dataclass(frozen=True)
-class LoadedYaml:
-    """A parsed document with the location of every value and every mapping key."""
-
-    data: Any
-    file: str
-    text: str
-    locations: Mapping[DocumentPath, Location] = field(default_factory=dict)
-    key_locations: Mapping[DocumentPath, Location] = field(default_factory=dict)
-    boolean_words: Mapping[DocumentPath, str] = field(default_factory=dict)
-    """Document paths whose plain scalar YAML read as a boolean, with the word as written."""
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-    def location(self, path: DocumentPath, *, key: bool = False) -> Location:
-        """The location of the node at `path` (its key with `key=True`), else the nearest parent."""
-        table = self.key_locations if key else self.locations
-        probe = path
-        while probe:
-            if probe in table:
-                return table[probe]
-            if probe in self.locations:
-                return self.locations[probe]
-            probe = probe[:-1]
-        return self.locations.get((), Location(self.file, 1, 1))
 
 
 _UNCAPPED: Final = 1 << 40
@@ -89,7 +55,7 @@ def read_source_file(
         cap = _UNCAPPED if max_bytes is None else max_bytes + 1
         data = read_regular_file(path, cap, whole=False)
         if max_bytes is not None and len(data) > max_bytes:
-            raise PolicyError([_file_too_large(str(path), f"more than {max_bytes:,}", max_bytes)])
+            raise PolicyError([file_too_large(str(path), f"more than {max_bytes:,}", max_bytes)])
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or NOT_UTF8
@@ -108,100 +74,8 @@ def read_source_file(
 
 def load_yaml(text: str, file: str = "<policy>", limits: YamlLimits = DEFAULT_LIMITS) -> LoadedYaml:
     """Parse one YAML document. Never raises for bad input: problems become diagnostics."""
-    size = _size_in_bytes(text, limits.max_bytes)
-    if size > limits.max_bytes:
-        too_large = _file_too_large(file, f"{size:,}", limits.max_bytes)
-        return LoadedYaml(None, file, text, diagnostics=(too_large,))
-    builder = Builder(file, limits)
-    events = _events(text)
-    try:
-        found = builder.run(events)
-    except LoadAbort as abort:
-        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, abort.diagnostic))
-    except yaml.MarkedYAMLError as error:
-        diagnostic = _syntax_error(error, file)
-        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
-    except yaml.YAMLError as error:
-        reason = getattr(error, "reason", None) or "the file is not valid YAML"
-        diagnostic = _character_error(reason, getattr(error, "position", None), text, file)
-        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
-    except UnicodeEncodeError as error:
-        # Only text given directly can hold a lone surrogate: files are decoded as UTF-8.
-        diagnostic = _character_error(
-            "a lone surrogate is not a character", error.start, text, file
-        )
-        return LoadedYaml(None, file, text, diagnostics=(*builder.diagnostics, diagnostic))
-    finally:
-        events.close()
-    if not found:
-        empty = Diagnostic(
-            "empty-document",
-            "error",
-            "the file is empty",
-            Location(file, 1, 1),
-            help="start from `policies/default.yaml`",
-        )
-        return LoadedYaml(None, file, text, diagnostics=(empty,))
-    locations, key_locations, boolean_words = builder.tables()
-    return LoadedYaml(
-        builder.root,
-        file,
-        text,
-        locations,
-        key_locations,
-        boolean_words,
-        tuple(builder.diagnostics),
-    )
+    # PyYAML and the builder are imported on the first parse (~30 ms): a policy recalled from
+    # the compile cache, and every command that reads no YAML, never pay for them.
+    from ._parse import parse_yaml
 
-
-def _events(text: str) -> Generator[yaml.Event, None, None]:
-    parser = _LOADER(text)
-    try:
-        while parser.check_event():
-            yield parser.get_event()
-    finally:
-        parser.dispose()
-
-
-def _size_in_bytes(text: str, limit: int) -> int:
-    # A UTF-8 character takes at most 4 bytes: encode only when the answer is in doubt.
-    return len(text) if len(text) * 4 <= limit else len(text.encode("utf-8", "surrogatepass"))
-
-
-def _file_too_large(file: str, size: str, limit: int) -> Diagnostic:
-    return Diagnostic(
-        "too-large",
-        "error",
-        f"the file holds {size} bytes; at most {limit:,} are read",
-        Location(file, 1, 1),
-        help="a policy is a few kilobytes; check that this is the right file",
-    )
-
-
-def _syntax_error(error: yaml.MarkedYAMLError, file: str) -> Diagnostic:
-    mark = error.problem_mark or error.context_mark
-    location = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file, 1, 1)
-    problem = error.problem or error.context or "the file is not valid YAML"
-    context = f" ({error.context})" if error.context and error.problem else ""
-    return Diagnostic(
-        "yaml-syntax",
-        "error",
-        f"{problem}{context}",
-        location,
-        help="check indentation and quoting near this position",
-    )
-
-
-def _character_error(reason: str, position: object, text: str, file: str) -> Diagnostic:
-    """A character libyaml refuses (a control character), located from its position."""
-    location = Location(file, 1, 1)
-    if isinstance(position, int) and 0 <= position <= len(text):
-        line_start = text.rfind("\n", 0, position) + 1
-        location = Location(file, text.count("\n", 0, position) + 1, position - line_start + 1)
-    return Diagnostic(
-        "yaml-syntax",
-        "error",
-        shown(reason, 120),
-        location,
-        help="remove control characters; write them as escapes in a double-quoted string",
-    )
+    return parse_yaml(text, file, limits)

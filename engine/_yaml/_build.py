@@ -17,13 +17,13 @@ from typing import Any, Final, NamedTuple
 import yaml
 
 from .._diagnostics import Diagnostic, Location
+from ._reader import ScalarReader
 from ._scalars import (
     DEFAULT_LIMITS,
     MAP,
     SEQ,
     DocumentPath,
     LoadAbort,
-    ScalarReader,
     YamlLimits,
     bad_tag,
     problem,

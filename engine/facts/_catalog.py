@@ -19,6 +19,7 @@ Look-up order, first hit wins:
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -66,8 +67,10 @@ class _Group:
 
     @classmethod
     def of(cls, entries: list[CatalogEntry]) -> _Group:
-        verdicts = {entry.verdict for entry in entries}
-        return cls(tuple(entries), verdicts.pop() if len(verdicts) == 1 else None)
+        # Built without the frozen `__init__`: a catalog makes one group per id, twice (~10k).
+        first = entries[0].verdict
+        agreed = first if all(entry.verdict == first for entry in entries[1:]) else None
+        return build(cls, {"entries": tuple(entries), "agreed": agreed})
 
 
 Index = Mapping[tuple[str, str], CatalogEntry]
@@ -311,17 +314,22 @@ def _answer_of(
     )
 
 
+_order: Final = operator.attrgetter("provider", "model")
+
+
 def _build(entries: list[CatalogEntry], source: str, label: str) -> ModelCatalog:
     exact: dict[tuple[str, str], CatalogEntry] = {}
     folded: dict[tuple[str, str], CatalogEntry] = {}
     by_id: dict[str, list[CatalogEntry]] = {}
     by_folded: dict[str, list[CatalogEntry]] = {}
     # Sorted, so the entry named in provenance and any collision winner are deterministic.
-    for entry in sorted(entries, key=lambda item: (item.provider, item.model)):
-        exact[(entry.provider, entry.model)] = entry
-        folded.setdefault((entry.provider, entry.model.lower()), entry)
-        by_id.setdefault(entry.model, []).append(entry)
-        by_folded.setdefault(entry.model.lower(), []).append(entry)
+    for entry in sorted(entries, key=_order):
+        provider, model = entry.provider, entry.model
+        lowered = model.lower()
+        exact[(provider, model)] = entry
+        folded.setdefault((provider, lowered), entry)
+        by_id.setdefault(model, []).append(entry)
+        by_folded.setdefault(lowered, []).append(entry)
     return ModelCatalog(
         source=source,
         label=label,
@@ -357,12 +365,13 @@ def _compact(catalog: ModelCatalog) -> tuple[str, str, str, str, tuple[tuple[Any
 def _expand(table: Any) -> ModelCatalog:
     """The catalog `_compact` describes (its indexes rebuilt: a few ms, not the JSON's 40)."""
     source, label, date, origin, rows = table
-    entries = [CatalogEntry(provider, model, tuple(inputs)) for provider, model, inputs in rows]
-    texts = [source, label, date, origin, *(text for e in entries for text in _texts(e))]
-    if not all(isinstance(text, str) for text in texts):
+    entries = [
+        build(CatalogEntry, {"provider": provider, "model": model, "inputs": tuple(inputs)})
+        for provider, model, inputs in rows
+    ]
+    texts = {type(text) for text in (source, label, date, origin)}
+    for entry in entries:
+        texts.update(map(type, entry.inputs), (type(entry.provider), type(entry.model)))
+    if texts != {str}:
         raise ValueError("a catalog table holds only strings")
     return replace(_build(entries, source, label), date=date, origin=origin)
-
-
-def _texts(entry: CatalogEntry) -> tuple[str, ...]:
-    return (entry.provider, entry.model, *entry.inputs)

@@ -2,17 +2,34 @@
 
 Part of the runtime: a sink never fails a decision. What it cannot deliver is counted,
 logged at most once a minute, and reported in the next record it does deliver.
+
+Names are imported on first use (PEP 562): every decision imports `_encode` for its
+timestamp, and a command line that writes no trace must not pay for the sinks, their JSON
+encoder (msgspec) or OpenTelemetry (the optional `otel` extra).
 """
 
 from typing import TYPE_CHECKING
 
-from ._encode import TraceSink, encode_line, format_timestamp
-from ._failures import DeliveryFailures, FanOut, GuardedSink
-from ._jsonl import JsonlTrace
-from ._rotate import Rotation
+from visiongate.kernel._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ._encode import TraceSink, encode_line, format_timestamp
+    from ._failures import DeliveryFailures, FanOut, GuardedSink
+    from ._jsonl import JsonlTrace
     from ._otel import OtelTrace as OtelTrace  # the name `__getattr__` provides at run time
+    from ._rotate import Rotation
+
+_HOMES: dict[str, str] = {
+    "DeliveryFailures": "._failures",
+    "FanOut": "._failures",
+    "GuardedSink": "._failures",
+    "JsonlTrace": "._jsonl",
+    "OtelTrace": "._otel",
+    "Rotation": "._rotate",
+    "TraceSink": "._encode",
+    "encode_line": "._encode",
+    "format_timestamp": "._encode",
+}
 
 __all__ = [
     "DeliveryFailures",
@@ -25,11 +42,4 @@ __all__ = [
     "format_timestamp",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # `OtelTrace` needs the optional `otel` extra: imported only when asked for.
-    if name == "OtelTrace":
-        from ._otel import OtelTrace
-
-        return OtelTrace
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -8,13 +8,15 @@ a trace line then reads as one line under any Unicode line-breaking rule.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
+if TYPE_CHECKING:
+    import msgspec
 
 # The UTF-8 forms of NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR and their JSON escapes. UTF-8
 # is self-synchronizing, so these byte sequences occur only as these characters.
@@ -24,7 +26,13 @@ _RAW_SEPARATORS: Final = (
     (b"\xe2\x80\xa9", b"\\u2029"),
 )
 
-_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
+
+@functools.cache  # one encoder, made on the first record: a decision without a trace needs none
+def _encoder() -> msgspec.json.Encoder:
+    import msgspec
+
+    return msgspec.json.Encoder(enc_hook=str)
+
 
 TraceSink = Callable[[dict[str, Any]], None]
 """Anything that receives decision records: a `JsonlTrace`, an `OtelTrace`, a function."""
@@ -38,7 +46,7 @@ def format_timestamp(seconds: float) -> str:
 def encode_line(record: dict[str, Any]) -> bytes:
     """The record as one line of JSON ending in `\\n` (values JSON cannot hold become text)."""
     try:
-        data = _ENCODER.encode(record)
+        data = _encoder().encode(record)
     except (UnicodeEncodeError, TypeError, ValueError, OverflowError):
         data = _fallback(record)
     if not data.isascii():

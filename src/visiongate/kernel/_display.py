@@ -13,25 +13,42 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 __all__ = ["Unprintable", "json_text", "one_line", "unsafe_characters", "visible", "visible_lines"]
 
 # Default_Ignorable_Code_Point holds the invisible letters and marks too (Hangul fillers,
 # variation selectors), which the general categories call printable.
-_UNSAFE: Final = regex.compile(
+_UNSAFE_CLASS: Final = (
     r"[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]"
 )
 # `json.dumps` escapes C0 controls inside strings itself, and a line break outside one is the
 # indentation: the JSON class leaves C0 alone.
-_UNSAFE_IN_JSON: Final = regex.compile(
+_UNSAFE_IN_JSON_CLASS: Final = (
     r"[\x7f-\x9f\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]"
 )
+
+
+# `regex` (for its Unicode properties) is imported and the classes compiled on first use
+# (~10 ms at start-up): printable ASCII, what a command line shows nearly always, needs neither.
+@functools.cache
+def _pattern(expression: str) -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(expression)
+
+
+def _unsafe() -> regex.Pattern[str]:
+    return _pattern(_UNSAFE_CLASS)
+
+
 _CONTROLS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _SHORT_ESCAPES: Final = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 # Only the start of a long text is looked at, so the work stays bounded by `limit`.
@@ -55,12 +72,12 @@ def visible(text: str) -> str:
     """`text` with every unsafe character shown as an escape; `text` itself when it has none."""
     if text.isascii() and text.isprintable():
         return text
-    return _UNSAFE.sub(_escape, text)
+    return _unsafe().sub(_escape, text)
 
 
 def unsafe_characters(text: str) -> str:
     """The characters of `text` `visible` would escape, line breaks and tabs aside."""
-    return "".join(char for char in _UNSAFE.findall(text) if char not in "\n\t")
+    return "".join(char for char in _unsafe().findall(text) if char not in "\n\t")
 
 
 def visible_lines(text: str) -> str:
@@ -81,7 +98,9 @@ def json_text(value: Any, **options: Any) -> str:
     it there. DEL is ASCII but unprintable, so even ASCII output is looked at.
     """
     text = json.dumps(value, ensure_ascii=False, **options)
-    return _UNSAFE_IN_JSON.sub(_json_escape, text)
+    if text.isascii() and "\x7f" not in text:  # the class's only ASCII member (C0 aside)
+        return text
+    return _pattern(_UNSAFE_IN_JSON_CLASS).sub(_json_escape, text)
 
 
 def one_line(
@@ -105,7 +124,7 @@ def one_line(
     if unprintable == "escape":
         text = visible(text)
     elif unprintable == "space":
-        text = _UNSAFE.sub(" ", text)
+        text = _unsafe().sub(" ", text)
     elif unprintable == "space_controls":
         text = _CONTROLS.sub(" ", text)
     line = " ".join(text.split())
