@@ -21,7 +21,9 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
+from ._bulk._present import Present, present
 from ._bulk._runs import lone_selectors, split_runs
+from ._bulk._tags import strip_only_tags
 from ._bulk._utf8 import encoded
 from ._invisible import (
     BLACK_FLAG,
@@ -57,6 +59,7 @@ FLOOD_KIND: Final = "combining_marks"
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
+
 
 
 def tag_sequence(tag_text: str) -> str:
@@ -166,6 +169,13 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
 
 
 def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
+    seen = present(text)
+    if seen is None:
+        return text, ()
+    if rules.everything_active and rules.may_be_legitimate is not None:
+        one_kind = _one_kind(text, seen)
+        if one_kind is not None:
+            return one_kind
     start = clean_until(text)
     if start is None:
         return text, ()
@@ -205,6 +215,28 @@ def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
         if count:
             merged[kind] = merged.get(kind, 0) + count
     return cleaned, tuple(merged.items())
+
+
+def _one_kind(text: str, seen: Present) -> tuple[str, Counts] | None:
+    """Text that hides one kind only, every channel stripping: tag characters (smuggled
+    runs, or one after every letter), or standardized selectors (a bit after every letter).
+    Settled at C speed, with the walk's outcome (see `_bulk`); None for any other text."""
+    if not seen.plane and seen.astral:
+        ascii_only = _ascii_once_tags_go(text)
+        if ascii_only is not None:
+            return ascii_only
+        tags = strip_only_tags(text)
+        return None if tags is None else (tags[0], (("tag_chars", tags[1]),))
+    if seen.astral or not seen.plane <= _standardized():
+        return None
+    selectors = lone_selectors().clean(text, proven=True)
+    return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))
+
+
+@lru_cache(maxsize=1)
+def _standardized() -> frozenset[str]:
+    """VS1-VS16 and the Mongolian selectors: those the standardized variation sequences use."""
+    return frozenset(chr(code) for code in channel_chars("variation_selectors") if code < 0xE0100)
 
 
 def _selector_counts(removed: int, kept: int) -> Counts:
