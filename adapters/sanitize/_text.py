@@ -21,9 +21,9 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
-from ._bulk._present import Present, present
+from ._bulk._present import has_astral, present
 from ._bulk._runs import lone_selectors, split_runs
-from ._bulk._tags import strip_only_tags
+from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
 from ._invisible import (
     BLACK_FLAG,
@@ -59,7 +59,6 @@ FLOOD_KIND: Final = "combining_marks"
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
-
 
 
 def tag_sequence(tag_text: str) -> str:
@@ -169,13 +168,12 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
 
 
 def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
-    seen = present(text)
-    if seen is None:
-        return text, ()
     if rules.everything_active and rules.may_be_legitimate is not None:
-        one_kind = _one_kind(text, seen)
+        one_kind = _one_kind(text)
         if one_kind is not None:
             return one_kind
+    elif present(text) is None:
+        return text, ()
     start = clean_until(text)
     if start is None:
         return text, ()
@@ -217,17 +215,18 @@ def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
     return cleaned, tuple(merged.items())
 
 
-def _one_kind(text: str, seen: Present) -> tuple[str, Counts] | None:
-    """Text that hides one kind only, every channel stripping: tag characters (smuggled
-    runs, or one after every letter), or standardized selectors (a bit after every letter).
-    Settled at C speed, with the walk's outcome (see `_bulk`); None for any other text."""
-    if not seen.plane and seen.astral:
-        ascii_only = _ascii_once_tags_go(text)
-        if ascii_only is not None:
-            return ascii_only
-        tags = strip_only_tags(text)
-        return None if tags is None else (tags[0], (("tag_chars", tags[1]),))
-    if seen.astral or not seen.plane <= _standardized():
+def _one_kind(text: str) -> tuple[str, Counts] | None:
+    """Clean text, or text that hides one kind only, every channel stripping: tag characters
+    (smuggled runs, or one after every letter) or standardized selectors (a bit after every
+    letter). Settled at C speed, with the walk's outcome (see `_bulk`); None otherwise."""
+    tagless = text
+    if BLACK_FLAG not in text and has_astral(text):
+        tagless = strip_tags(text)
+    seen = present(tagless)
+    if seen is None:
+        removed = len(text) - len(tagless)
+        return tagless, (("tag_chars", removed),) if removed else ()
+    if tagless is not text or seen.astral or not seen.plane <= _standardized():
         return None
     selectors = lone_selectors().clean(text, proven=True)
     return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))

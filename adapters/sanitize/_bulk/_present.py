@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -29,7 +28,7 @@ import regex
 
 from .._invisible import channel_chars, char_class
 
-__all__ = ["Present", "astral_absent", "every_invisible", "has_astral", "present"]
+__all__ = ["Present", "has_astral", "present"]
 
 _UNMAPPED: Final = "\ufffe"
 _NONE: Final[frozenset[str]] = frozenset()
@@ -108,12 +107,6 @@ def present(text: str) -> Present | None:
     return Present(plane, astral)
 
 
-
 @cache
 def _bytes_of(table: tuple[str, ...]) -> tuple[tuple[bytes, str], ...]:
     return tuple((bytes([index]), char) for index, char in enumerate(table) if index)
-
-
-def astral_absent(text: str, codes: Iterable[int]) -> bool:
-    """Whether `text` holds none of the astral code points among `codes`."""
-    return not astral_set(frozenset(codes)).in_text(text)

@@ -1,23 +1,20 @@
-"""Text whose only invisible characters are tag characters: the smuggling of issue 37, in any
-script, cut at C speed (one `regex` substitution, or the UTF-8 bytes when tags are dense).
+"""Tag characters cut at C speed, in any script (issue 37): one `regex` substitution, which
+pays once a run, or the UTF-8 bytes when tags are dense (a tag after every letter).
 
-With no other invisible character and no WAVING BLACK FLAG (the base of every emoji tag
-sequence), no tag can be part of a legitimate use: the walk would strip each one, and count
-it. So the text is its characters between tags, and the count how many went.
+`_text` uses it on text with no WAVING BLACK FLAG (the base of every emoji tag sequence), so
+that no tag can be part of a legitimate use: when the text without them holds no other
+invisible character, the walk would have stripped each tag, and counted it, and nothing else.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Final
 
 import regex
 
-from .._invisible import BLACK_FLAG, channel_chars
-from ._present import every_invisible, astral_absent
 from ._utf8 import encoded
 
-__all__ = ["strip_only_tags"]
+__all__ = ["strip_tags"]
 
 _RUNS: Final = regex.compile("[\U000e0000-\U000e007f]+")
 """A run of tag characters: `regex` finds one range of code points several times faster
@@ -36,21 +33,13 @@ _OTHER_LEADS: Final = (
 """The other characters with that first byte (one range each, for `regex`'s fast search)."""
 
 
-@cache
-def _others() -> frozenset[int]:
-    return every_invisible() - channel_chars("tags")
-
-
-def strip_only_tags(text: str) -> tuple[str, int] | None:
-    """`text` without its tag characters and how many went, when the caller has shown it has
-    no invisible character of the Basic Multilingual Plane; None when it may have another
-    (astral) one, or a flag's base."""
-    if BLACK_FLAG in text or not astral_absent(text, _others()):
-        return None
-    cleaned = _from_bytes(text) if len(_RUNS.findall(text, 0, _SAMPLE)) > _DENSE else None
-    if cleaned is None:
-        cleaned = _RUNS.sub("", text)
-    return cleaned, len(text) - len(cleaned)
+def strip_tags(text: str) -> str:
+    """`text` without its tag characters (U+E0000-E007F)."""
+    if len(_RUNS.findall(text, 0, _SAMPLE)) > _DENSE:
+        cleaned = _from_bytes(text)
+        if cleaned is not None:
+            return cleaned
+    return _RUNS.sub("", text)
 
 
 def _from_bytes(text: str) -> str | None:
