@@ -219,16 +219,17 @@ def _one_kind(text: str) -> tuple[str, Counts] | None:
     """Clean text, or text that hides one kind only, every channel stripping: tag characters
     (smuggled runs, or one after every letter) or standardized selectors (a bit after every
     letter). Settled at C speed, with the walk's outcome (see `_bulk`); None otherwise."""
-    tagless = text
-    if BLACK_FLAG not in text and has_astral(text):
+    tagless, astral = text, has_astral(text)
+    if astral and BLACK_FLAG not in text:
         tagless = strip_tags(text)
-    seen = present(tagless)
+        astral = has_astral(tagless)
+    seen = present(tagless, astral)
     if seen is None:
         removed = len(text) - len(tagless)
         return tagless, (("tag_chars", removed),) if removed else ()
     if tagless is not text or seen.astral or not seen.plane <= _standardized():
         return None
-    selectors = lone_selectors().clean(text, proven=True)
+    selectors = lone_selectors().clean(text, proven=True, astral=astral)
     return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))
 
 

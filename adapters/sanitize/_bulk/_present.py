@@ -95,16 +95,19 @@ def has_astral(text: str) -> bool:
     return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
 
 
-def present(text: str) -> Present | None:
-    """The invisible characters in `text`; None when it holds none."""
+def present(text: str, astral: bool | None = None) -> Present | None:
+    """The invisible characters in `text`; None when it holds none. `astral`: whether it has
+    an astral character, when the caller knows (`has_astral`)."""
     encoding_map, table = _plane_map()
     found = codecs.charmap_encode(text, "ignore", encoding_map)[0].replace(b"\x00", b"")
     # One memchr per kind instead of a Python step per character found.
     plane = frozenset(char for byte, char in _bytes_of(table) if byte in found) if found else _NONE
-    astral = has_astral(text) and astral_set(every_invisible()).in_text(text)
-    if not plane and not astral:
+    if astral is None:
+        astral = has_astral(text)
+    hidden = astral and astral_set(every_invisible()).in_text(text)
+    if not plane and not hidden:
         return None
-    return Present(plane, astral)
+    return Present(plane, hidden)
 
 
 @cache

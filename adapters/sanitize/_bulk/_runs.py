@@ -22,6 +22,7 @@ the walk's outcome, counts included.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -105,24 +106,26 @@ class LoneSelectors:
     candidates: re.Pattern[str]
     """A base of the Basic Multilingual Plane with a lone selector after it: one class (a
     bitmap to `re`, O(1) a character) the search scans for."""
-    astral_candidates: tuple[re.Pattern[str], ...]
-    """Per span of astral bases, one of its characters with a lone selector of its bases
-    after it. A search each: `re` finds a class of astral characters at C speed only when
-    it begins the pattern, and tests it range by range (the exact test is a set lookup)."""
+    astral_candidates: tuple[tuple[re.Pattern[str], bool], ...]
+    """Searches for an astral base with a lone selector after it (`_astral_candidates`),
+    and whether a hit is the selector (else it is the base, and ends at the selector)."""
     pairs: frozenset[str]
     """Every standardized variation sequence: a base and its selector."""
-    bases: frozenset[str]
     stripper: Stripper
     """Removes every standardized selector from the UTF-8 bytes."""
 
-    def clean(self, text: str, proven: bool = False) -> tuple[str, int, int] | None:
+    def clean(
+        self, text: str, proven: bool = False, astral: bool | None = None
+    ) -> tuple[str, int, int] | None:
         """The cleaned text, how many selectors went and how many stayed; None when the text
         holds another invisible character (or a lone surrogate, or a placeholder's code).
-        `proven`: the caller has shown selectors are its only invisible characters."""
-        keep = self._kept(text, self.candidates)
-        if has_astral(text):
-            for candidates in self.astral_candidates:
-                keep.update(self._kept(text, candidates))
+        `proven`: the caller has shown selectors are its only invisible characters;
+        `astral`: whether the text has an astral character, when the caller knows."""
+        keep = self._kept(text, map(re.Match.end, self.candidates.finditer(text)))
+        if astral if astral is not None else has_astral(text):
+            for candidates, is_selector in self.astral_candidates:
+                where = re.Match.start if is_selector else re.Match.end
+                keep.update(self._kept(text, map(where, candidates.finditer(text))))
         if keep and _compiled(_PRIVATE).search(text) is not None:
             return None
         marked = marked_for_keeping(text, keep) if keep else text
@@ -139,12 +142,10 @@ class LoneSelectors:
             cleaned = cleaned.replace(placeholder(selector), selector)
         return cleaned, removed, len(keep)
 
-    def _kept(self, text: str, candidates: re.Pattern[str]) -> dict[int, str]:
-        """The selectors a hit of `candidates` stands for that pair with the base before them
-        (a hit is a base, or a selector with a base before it: where the selector is)."""
+    def _kept(self, text: str, selectors: Iterable[int]) -> dict[int, str]:
+        """Those of the candidate `selectors` (indices) that pair with the base before them."""
         pairs = self.pairs
-        found = (hit.end() - 1 + (hit.group() in self.bases) for hit in candidates.finditer(text))
-        return {index: text[index] for index in found if text[index - 1 : index + 1] in pairs}
+        return {index: text[index] for index in selectors if text[index - 1 : index + 1] in pairs}
 
 
 _SPAN_GAP: Final = 0x1000
@@ -165,7 +166,6 @@ def lone_selectors() -> LoneSelectors:
         candidates=re.compile(f"[{plane}](?={any_selector}{lone})"),
         astral_candidates=_astral_candidates(spans, pairs, lone),
         pairs=frozenset(chr(base) + chr(code) for base, code in pairs),
-        bases=frozenset(chr(base) for base, _ in pairs),
         stripper=only,
     )
 
@@ -175,28 +175,31 @@ _EMOJI_PRESENTATION: Final = frozenset((0xFE0E, 0xFE0F))
 
 def _astral_candidates(
     spans: list[tuple[int, int, set[int]]], pairs: set[tuple[int, int]], lone: str
-) -> tuple[re.Pattern[str], ...]:
+) -> tuple[tuple[re.Pattern[str], bool], ...]:
     """Emoji are common in text, and VS15/VS16 after them rare: that search looks for those
     selectors, each with its exact class of bases behind it (a literal each, which `re`
     scans for at C speed). Hieroglyphs and plane 2 ideographs are rare, and a selector after
     each letter is the payload: that search looks for their spans, in one class."""
     emoji = [span for span in spans if span[2] <= _EMOJI_PRESENTATION]
     rare = [span for span in spans if span not in emoji]
-    searches = []
+    searches: list[tuple[str, bool]] = []
     if emoji:
         codes = sorted(set().union(*(span[2] for span in emoji)))
         searches.append(
-            "|".join(
-                f"{re.escape(chr(code))}(?<=[{_astral_bases_of(code, emoji, pairs)}]"
-                f"{re.escape(chr(code))}){lone}"
-                for code in codes
+            (
+                "|".join(
+                    f"{re.escape(chr(code))}(?<=[{_astral_bases_of(code, emoji, pairs)}]"
+                    f"{re.escape(chr(code))}){lone}"
+                    for code in codes
+                ),
+                True,
             )
         )
     if rare:
         bases = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high, _ in rare)
         after = char_class(set().union(*(span[2] for span in rare)))
-        searches.append(f"[{bases}](?=[{after}]{lone})")
-    return tuple(map(re.compile, searches))
+        searches.append((f"[{bases}](?=[{after}]{lone})", False))
+    return tuple((re.compile(pattern), is_selector) for pattern, is_selector in searches)
 
 
 def _astral_bases_of(
