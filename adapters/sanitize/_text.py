@@ -21,7 +21,7 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
-from ._bulk._present import has_astral, present
+from ._bulk._present import astral_hidden, has_astral, is_sparse, present
 from ._bulk._runs import lone_selectors, split_runs
 from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
@@ -219,18 +219,38 @@ def _one_kind(text: str) -> tuple[str, Counts] | None:
     """Clean text, or text that hides one kind only, every channel stripping: tag characters
     (smuggled runs, or one after every letter) or standardized selectors (a bit after every
     letter). Settled at C speed, with the walk's outcome (see `_bulk`); None otherwise."""
-    tagless, astral = text, has_astral(text)
-    if astral and BLACK_FLAG not in text:
-        tagless = strip_tags(text)
-        astral = has_astral(tagless)
-    seen = present(tagless, astral)
+    # The classic smuggling first: ASCII and tags (a look that stops at anything else).
+    ascii_only = _ascii_once_tags_go(text)
+    if ascii_only is not None:
+        return ascii_only
+    if _proven_clean(text):
+        return text, ()
+    astral = has_astral(text)
+    seen = present(text, astral)
     if seen is None:
-        removed = len(text) - len(tagless)
-        return tagless, (("tag_chars", removed),) if removed else ()
-    if tagless is not text or seen.astral or not seen.plane <= _standardized():
+        return text, ()
+    if not seen.plane and BLACK_FLAG not in text:
+        tagless = strip_tags(text)
+        if len(tagless) == len(text) or (has_astral(tagless) and astral_hidden(tagless)):
+            return None
+        return tagless, (("tag_chars", len(text) - len(tagless)),)
+    if seen.astral or not seen.plane <= _standardized():
         return None
     selectors = lone_selectors().clean(text, proven=True, astral=astral)
     return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))
+
+
+def _proven_clean(text: str) -> bool:
+    """Whether one cheap look proves `text` holds no invisible character: the drop of its
+    ASCII part where that is most of it; `regex`'s property search where the text has astral
+    characters (emoji in Japanese), which `present`'s look would need two more scans for;
+    else False, and `present` looks (a charmap encoding, 2 ns a character in any script)."""
+    if is_sparse(text):
+        return clean_until(text) is None
+    return has_astral(text[:_HEAD]) and ANY_INVISIBLE.search(text) is None
+
+
+_HEAD: Final = 1 << 12
 
 
 @lru_cache(maxsize=1)

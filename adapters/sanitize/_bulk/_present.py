@@ -28,7 +28,7 @@ import regex
 
 from .._invisible import channel_chars, char_class
 
-__all__ = ["Present", "has_astral", "present"]
+__all__ = ["Present", "astral_hidden", "has_astral", "is_sparse", "present"]
 
 _UNMAPPED: Final = "\ufffe"
 _NONE: Final[frozenset[str]] = frozenset()
@@ -95,6 +95,24 @@ def has_astral(text: str) -> bool:
     return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
 
 
+_ASCII_BYTES: Final = bytes(range(0x80))
+_SAMPLE: Final = 1 << 12
+
+
+def is_sparse(text: str) -> bool:
+    """Whether the non-ASCII part of `text`'s first characters is small (less than half a byte
+    a character): prose with accents, quotes, an emoji, where `_screen.clean_until`'s drop of
+    the ASCII part is the cheaper look; in text that is mostly not ASCII, `present` is."""
+    head = text[:_SAMPLE]
+    rest = head.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
+    return 2 * len(rest) <= len(head)
+
+
+def astral_hidden(text: str) -> bool:
+    """Whether `text` holds an astral invisible character."""
+    return astral_set(every_invisible()).in_text(text)
+
+
 def present(text: str, astral: bool | None = None) -> Present | None:
     """The invisible characters in `text`; None when it holds none. `astral`: whether it has
     an astral character, when the caller knows (`has_astral`)."""
@@ -104,7 +122,7 @@ def present(text: str, astral: bool | None = None) -> Present | None:
     plane = frozenset(char for byte, char in _bytes_of(table) if byte in found) if found else _NONE
     if astral is None:
         astral = has_astral(text)
-    hidden = astral and astral_set(every_invisible()).in_text(text)
+    hidden = astral and astral_hidden(text)
     if not plane and not hidden:
         return None
     return Present(plane, hidden)
