@@ -225,6 +225,13 @@ def _one_kind(text: str) -> tuple[str, Counts] | None:
         return ascii_only
     if _proven_clean(text):
         return text, ()
+    first = ANY_INVISIBLE.search(text)
+    if first is not None and _TAG_FIRST <= first.group() <= _TAG_LAST:
+        # Smuggled runs: one search cuts the text at every run (bounded: a tag after every
+        # letter stops it early); all tags settles it before the slower look at the rest.
+        split = split_runs(text)
+        if split is not None and split[2]:
+            return split[0], (("tag_chars", len(split[1])),)
     astral = has_astral(text)
     seen = present(text, astral)
     if seen is None:
