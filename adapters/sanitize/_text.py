@@ -21,7 +21,7 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
-from ._bulk._present import astral_hidden, has_astral, is_sparse, present
+from ._bulk._present import has_astral, is_sparse, present
 from ._bulk._runs import lone_selectors, split_runs
 from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
@@ -225,26 +225,33 @@ def _one_kind(text: str) -> tuple[str, Counts] | None:
         return ascii_only
     if _proven_clean(text):
         return text, ()
-    first = ANY_INVISIBLE.search(text)
-    if first is not None and _TAG_FIRST <= first.group() <= _TAG_LAST:
-        # Smuggled runs: one search cuts the text at every run (bounded: a tag after every
-        # letter stops it early); all tags settles it before the slower look at the rest.
-        split = split_runs(text)
-        if split is not None and split[2]:
-            return split[0], (("tag_chars", len(split[1])),)
     astral = has_astral(text)
+    first = ANY_INVISIBLE.search(text) if astral else None
+    if first is not None and _TAG_FIRST <= first.group() <= _TAG_LAST:
+        return _tags_only(text)
     seen = present(text, astral)
     if seen is None:
         return text, ()
-    if not seen.plane and BLACK_FLAG not in text:
-        tagless = strip_tags(text)
-        if len(tagless) == len(text) or (has_astral(tagless) and astral_hidden(tagless)):
-            return None
-        return tagless, (("tag_chars", len(text) - len(tagless)),)
     if seen.astral or not seen.plane <= _standardized():
         return None
     selectors = lone_selectors().clean(text, proven=True, astral=astral)
     return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))
+
+
+def _tags_only(text: str) -> tuple[str, Counts] | None:
+    """Text whose first invisible character is a tag: settled when tags are all it hides
+    and no flag's base is in it (no tag can be legitimate then)."""
+    if BLACK_FLAG in text:
+        return None
+    # Smuggled runs: one search cuts the text at every run (bounded: a tag after every letter
+    # stops it early), and tags only settles it.
+    split = split_runs(text)
+    if split is not None and split[2]:
+        return split[0], (("tag_chars", len(split[1])),)
+    tagless = strip_tags(text)
+    if present(tagless) is not None:
+        return None
+    return tagless, (("tag_chars", len(text) - len(tagless)),)
 
 
 def _proven_clean(text: str) -> bool:
