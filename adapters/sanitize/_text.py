@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
+import regex
+
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
 from ._bulk._present import has_astral, is_sparse, present
@@ -223,15 +225,17 @@ def _one_kind(text: str) -> tuple[str, Counts] | None:
     ascii_only = _ascii_once_tags_go(text)
     if ascii_only is not None:
         return ascii_only
-    if _proven_clean(text):
+    look = _first_look(text)
+    if look is True:
         return text, ()
-    astral = has_astral(text)
-    first = ANY_INVISIBLE.search(text) if astral else None
-    if first is not None and _TAG_FIRST <= first.group() <= _TAG_LAST:
+    if look is not False and _TAG_FIRST <= look.group() <= _TAG_LAST:
         return _tags_only(text)
+    astral = has_astral(text)
     seen = present(text, astral)
     if seen is None:
         return text, ()
+    if not seen.plane:
+        return _tags_only(text)
     if seen.astral or not seen.plane <= _standardized():
         return None
     selectors = lone_selectors().clean(text, proven=True, astral=astral)
@@ -254,14 +258,18 @@ def _tags_only(text: str) -> tuple[str, Counts] | None:
     return tagless, (("tag_chars", len(text) - len(tagless)),)
 
 
-def _proven_clean(text: str) -> bool:
-    """Whether one cheap look proves `text` holds no invisible character: the drop of its
-    ASCII part where that is most of it; `regex`'s property search where the text has astral
-    characters (emoji in Japanese), which `present`'s look would need two more scans for;
-    else False, and `present` looks (a charmap encoding, 2 ns a character in any script)."""
+def _first_look(text: str) -> regex.Match[str] | bool:
+    """True when one cheap look proves `text` holds no invisible character: the drop of its
+    ASCII part where that is most of it, or `regex`'s property search where the text has
+    astral characters (emoji in Japanese: `present` would need two more scans), which finds
+    the first invisible character otherwise. False: `present` looks (a charmap encoding,
+    2 ns a character in any script)."""
     if is_sparse(text):
         return clean_until(text) is None
-    return has_astral(text[:_HEAD]) and ANY_INVISIBLE.search(text) is None
+    if not has_astral(text[:_HEAD]):
+        return False
+    first = ANY_INVISIBLE.search(text)
+    return True if first is None else first
 
 
 _HEAD: Final = 1 << 12
