@@ -19,9 +19,13 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
+import regex
+
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSettings
 
+from ._bulk._present import has_astral, is_sparse, present
 from ._bulk._runs import lone_selectors, split_runs
+from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
 from ._invisible import (
     BLACK_FLAG,
@@ -166,6 +170,12 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
 
 
 def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
+    if rules.everything_active and rules.may_be_legitimate is not None:
+        one_kind = _one_kind(text)
+        if one_kind is not None:
+            return one_kind
+    elif present(text) is None:
+        return text, ()
     start = clean_until(text)
     if start is None:
         return text, ()
@@ -205,6 +215,70 @@ def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
         if count:
             merged[kind] = merged.get(kind, 0) + count
     return cleaned, tuple(merged.items())
+
+
+def _one_kind(text: str) -> tuple[str, Counts] | None:
+    """Clean text, or text that hides one kind only, every channel stripping: tag characters
+    (smuggled runs, or one after every letter) or standardized selectors (a bit after every
+    letter). Settled at C speed, with the walk's outcome (see `_bulk`); None otherwise."""
+    # The classic smuggling first: ASCII and tags (a look that stops at anything else).
+    ascii_only = _ascii_once_tags_go(text)
+    if ascii_only is not None:
+        return ascii_only
+    look = _first_look(text)
+    if look is True:
+        return text, ()
+    if look is not False and _TAG_FIRST <= look.group() <= _TAG_LAST:
+        return _tags_only(text)
+    astral = has_astral(text)
+    seen = present(text, astral)
+    if seen is None:
+        return text, ()
+    if not seen.plane:
+        return _tags_only(text)
+    if seen.astral or not seen.plane <= _standardized():
+        return None
+    selectors = lone_selectors().clean(text, proven=True, astral=astral)
+    return None if selectors is None else (selectors[0], _selector_counts(*selectors[1:]))
+
+
+def _tags_only(text: str) -> tuple[str, Counts] | None:
+    """Text whose first invisible character is a tag: settled when tags are all it hides
+    and no flag's base is in it (no tag can be legitimate then)."""
+    if BLACK_FLAG in text:
+        return None
+    # Smuggled runs: one search cuts the text at every run (bounded: a tag after every letter
+    # stops it early), and tags only settles it.
+    split = split_runs(text)
+    if split is not None and split[2]:
+        return split[0], (("tag_chars", len(split[1])),)
+    tagless = strip_tags(text)
+    if present(tagless) is not None:
+        return None
+    return tagless, (("tag_chars", len(text) - len(tagless)),)
+
+
+def _first_look(text: str) -> regex.Match[str] | bool:
+    """True when one cheap look proves `text` holds no invisible character: the drop of its
+    ASCII part where that is most of it, or `regex`'s property search where the text has
+    astral characters (emoji in Japanese: `present` would need two more scans), which finds
+    the first invisible character otherwise. False: `present` looks (a charmap encoding,
+    2 ns a character in any script)."""
+    if is_sparse(text):
+        return clean_until(text) is None
+    if not has_astral(text[:_HEAD]):
+        return False
+    first = ANY_INVISIBLE.search(text)
+    return True if first is None else first
+
+
+_HEAD: Final = 1 << 12
+
+
+@lru_cache(maxsize=1)
+def _standardized() -> frozenset[str]:
+    """VS1-VS16 and the Mongolian selectors: those the standardized variation sequences use."""
+    return frozenset(chr(code) for code in channel_chars("variation_selectors") if code < 0xE0100)
 
 
 def _selector_counts(removed: int, kept: int) -> Counts:

@@ -22,6 +22,7 @@ the walk's outcome, counts included.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -37,6 +38,7 @@ from .._invisible import (
     standardized_bases,
 )
 from .._screen import ANY_INVISIBLE
+from ._present import has_astral
 from ._selectors import marked_for_keeping, placeholder
 from ._utf8 import Stripper, encoded, stripper
 
@@ -101,15 +103,29 @@ def _never_legitimate(run: str) -> bool:
 class LoneSelectors:
     """Cleans text whose only invisible characters are standardized variation selectors."""
 
-    kept: re.Pattern[str]
-    """A selector right after a base of its variation and before no other selector."""
+    candidates: re.Pattern[str]
+    """A base of the Basic Multilingual Plane with a lone selector after it: one class (a
+    bitmap to `re`, O(1) a character) the search scans for."""
+    astral_candidates: tuple[tuple[re.Pattern[str], bool], ...]
+    """Searches for an astral base with a lone selector after it (`_astral_candidates`),
+    and whether a hit is the selector (else it is the base, and ends at the selector)."""
+    pairs: frozenset[str]
+    """Every standardized variation sequence: a base and its selector."""
     stripper: Stripper
     """Removes every standardized selector from the UTF-8 bytes."""
 
-    def clean(self, text: str) -> tuple[str, int, int] | None:
+    def clean(
+        self, text: str, proven: bool = False, astral: bool | None = None
+    ) -> tuple[str, int, int] | None:
         """The cleaned text, how many selectors went and how many stayed; None when the text
-        holds another invisible character (or a lone surrogate, or a placeholder's code)."""
-        keep = {hit.start(): hit.group() for hit in self.kept.finditer(text)}
+        holds another invisible character (or a lone surrogate, or a placeholder's code).
+        `proven`: the caller has shown selectors are its only invisible characters;
+        `astral`: whether the text has an astral character, when the caller knows."""
+        keep = self._kept(text, map(re.Match.end, self.candidates.finditer(text)))
+        if astral if astral is not None else has_astral(text):
+            for candidates, is_selector in self.astral_candidates:
+                where = re.Match.start if is_selector else re.Match.end
+                keep.update(self._kept(text, map(where, candidates.finditer(text))))
         if keep and _compiled(_PRIVATE).search(text) is not None:
             return None
         marked = marked_for_keeping(text, keep) if keep else text
@@ -117,7 +133,7 @@ class LoneSelectors:
         if data is None:
             return None
         cleaned, counts = self.stripper.strip(marked, data)
-        if ANY_INVISIBLE.search(cleaned) is not None:
+        if not proven and ANY_INVISIBLE.search(cleaned) is not None:
             return None
         removed = sum(counts.values())
         if not removed:
@@ -126,19 +142,84 @@ class LoneSelectors:
             cleaned = cleaned.replace(placeholder(selector), selector)
         return cleaned, removed, len(keep)
 
+    def _kept(self, text: str, selectors: Iterable[int]) -> dict[int, str]:
+        """Those of the candidate `selectors` (indices) that pair with the base before them."""
+        pairs = self.pairs
+        return {index: text[index] for index in selectors if text[index - 1 : index + 1] in pairs}
+
+
+_SPAN_GAP: Final = 0x1000
+"""Astral bases of one plane closer than this share one range in the candidate search."""
+
 
 @cache
 def lone_selectors() -> LoneSelectors:
     """Built on first use (the classes of bases take a few milliseconds)."""
     codes = sorted(code for code in channel_chars("variation_selectors") if code < 0xE0100)
     any_selector = f"[{char_class(codes)}]"
-    kept = "|".join(_kept(chr(code), standardized_bases(code)) for code in codes)
+    pairs = {(base, code) for code in codes for base in standardized_bases(code)}
+    plane = char_class(base for base, _ in pairs if base < 0x10000)
+    lone = f"(?!{any_selector})"
+    spans = _astral_spans(sorted(pair for pair in pairs if pair[0] > 0xFFFF))
     only = stripper({"variation_selectors": frozenset(codes)}, re.compile(any_selector))
-    return LoneSelectors(re.compile(f"(?:{kept})(?!{any_selector})"), only)
+    return LoneSelectors(
+        candidates=re.compile(f"[{plane}](?={any_selector}{lone})"),
+        astral_candidates=_astral_candidates(spans, pairs, lone),
+        pairs=frozenset(chr(base) + chr(code) for base, code in pairs),
+        stripper=only,
+    )
 
 
-def _kept(selector: str, bases: frozenset[int]) -> str:
-    escaped = re.escape(selector)
-    # Anchored on the selector (the search's prefix), the base looked up behind it: a text
-    # with a base at every letter costs a look per selector, not per letter.
-    return f"{escaped}(?<=[{char_class(bases)}]{escaped})" if bases else "(?!)"
+_EMOJI_PRESENTATION: Final = frozenset((0xFE0E, 0xFE0F))
+
+
+def _astral_candidates(
+    spans: list[tuple[int, int, set[int]]], pairs: set[tuple[int, int]], lone: str
+) -> tuple[tuple[re.Pattern[str], bool], ...]:
+    """Emoji are common in text, and VS15/VS16 after them rare: that search looks for those
+    selectors, each with its exact class of bases behind it (a literal each, which `re`
+    scans for at C speed). Hieroglyphs and plane 2 ideographs are rare, and a selector after
+    each letter is the payload: that search looks for their spans, in one class."""
+    emoji = [span for span in spans if span[2] <= _EMOJI_PRESENTATION]
+    rare = [span for span in spans if span not in emoji]
+    searches: list[tuple[str, bool]] = []
+    if emoji:
+        codes = sorted(set().union(*(span[2] for span in emoji)))
+        searches.append(
+            (
+                "|".join(
+                    f"{re.escape(chr(code))}(?<=[{_astral_bases_of(code, emoji, pairs)}]"
+                    f"{re.escape(chr(code))}){lone}"
+                    for code in codes
+                ),
+                True,
+            )
+        )
+    if rare:
+        bases = "".join(f"{re.escape(chr(low))}-{re.escape(chr(high))}" for low, high, _ in rare)
+        after = char_class(set().union(*(span[2] for span in rare)))
+        searches.append((f"[{bases}](?=[{after}]{lone})", False))
+    return tuple((re.compile(pattern), is_selector) for pattern, is_selector in searches)
+
+
+def _astral_bases_of(
+    code: int, spans: list[tuple[int, int, set[int]]], pairs: set[tuple[int, int]]
+) -> str:
+    return char_class(
+        base
+        for base, selector in pairs
+        if selector == code and any(low <= base <= high for low, high, _ in spans)
+    )
+
+
+def _astral_spans(pairs: list[tuple[int, int]]) -> list[tuple[int, int, set[int]]]:
+    """The astral bases (sorted pairs) cut into spans where they lie close, with the
+    selectors each span's bases take: emoji (VS15, VS16) apart from hieroglyphs (VS1-VS7)."""
+    spans: list[tuple[int, int, set[int]]] = []
+    for base, selector in pairs:
+        if spans and base - spans[-1][1] < _SPAN_GAP and base >> 16 == spans[-1][1] >> 16:
+            low, _, selectors = spans[-1]
+            spans[-1] = (low, base, selectors | {selector})
+        else:
+            spans.append((base, base, {selector}))
+    return spans

@@ -48,14 +48,17 @@ class _Removal:
     """The prefixes one byte longer than `wider` that only this channel's characters begin
     with, when they are few: `wider` is usable when they account for every occurrence of it
     (a few counts at C speed; a search would stop at each character to be removed)."""
-    others: re.Pattern[bytes] | None = None
-    """Otherwise, what else begins with `wider`: usable when it is not in the text."""
+    others: tuple[regex.Pattern[str], ...] | None = None
+    """Otherwise, what else begins with `wider`, one search per range of code points:
+    usable when none is in the text (`regex` scans a text for one range at about 0.7 ns a
+    character; a search of the bytes for those prefixes took 2-5 ns a byte)."""
 
-    def best(self, data: bytes) -> bytes:
+    def best(self, data: bytes, text: str) -> bytes:
+        """The prefix to remove from `data`, the UTF-8 form of `text`."""
         if self.wider is None:
             return self.prefix
         if self.others is not None:
-            return self.prefix if self.others.search(data) else self.wider
+            return self.prefix if any(other.search(text) for other in self.others) else self.wider
         total = data.count(self.wider)
         return self.wider if total == sum(map(data.count, self.owned)) else self.prefix
 
@@ -79,7 +82,7 @@ class Stripper:
             if known is None:  # the finder's wider set (a newer Unicode): not ours to remove
                 start = found.end()
                 continue
-            prefix, channel = known.best(data), known.channel
+            prefix, channel = known.best(data, cleaned), known.channel
             # Every occurrence at once; a prefix shorter than the encoding leaves continuation
             # bytes, which decoding with `ignore` drops.
             shorter = data.replace(prefix, b"")
@@ -122,9 +125,28 @@ def _removal(code: int, prefix: bytes, owner: Mapping[int, str]) -> _Removal:
     owned = tuple(item for item in longer if _all_owned(item, pad, codes))
     if len(owned) <= _MOST_COUNTS:
         return _Removal(prefix, channel, wider, owned)
-    mixed = b"".join(re.escape(item[-1:]) for item in longer if item not in owned)
-    others = re.compile(re.escape(wider) + b"[" + mixed + b"]")
-    return _Removal(prefix, channel, wider, others=others)
+    low, high = _span(wider, pad + 1)
+    other = [code for code in range(low, high + 1) if code not in codes]
+    return _Removal(prefix, channel, wider, others=tuple(map(regex.compile, _ranges(other))))
+
+
+def _ranges(codes: list[int]) -> list[str]:
+    """A class of one range of code points for each run of consecutive `codes` (sorted)."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return [f"[{re.escape(chr(low))}-{re.escape(chr(high))}]" for low, high in runs]
+
+
+def _span(prefix: bytes, pad: int) -> tuple[int, int]:
+    """The first and last code points whose encoding begins with `prefix` (`pad` bytes on)."""
+    return (
+        ord((prefix + b"\x80" * pad).decode("utf-8")),
+        ord((prefix + b"\xbf" * pad).decode("utf-8")),
+    )
 
 
 _MOST_COUNTS = 4
