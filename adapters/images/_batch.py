@@ -30,6 +30,7 @@ from ._types import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,
+    Room,
     SkippedImage,
     TiledImage,
     Uncovered,
@@ -54,6 +55,7 @@ class _Job:
 
     target: ImageTarget
     tall: TallSettings
+    room: Room = "slot"
 
 
 class _Planner:
@@ -84,6 +86,7 @@ class _Planner:
         self._refused: list[tuple[int, RefusedImage]] = []
         self._skipped: list[tuple[int, SkippedImage]] = []
         self._uncovered: list[tuple[int, Uncovered]] = []
+        self._job: _Job | None = None
 
     def next_window(self) -> list[tuple[int, str]]:
         """Candidates (index, digest) that can all run now: no more than the free slots."""
@@ -100,20 +103,40 @@ class _Planner:
         return window
 
     def job_for(self, target: ImageTarget, window: Sequence[tuple[int, str]]) -> _Job:
-        """What the images of `window` are fitted for: `target`, or their equal share of what
-        is left of the result budget when that is smaller; and the slots each may take."""
+        """What the images of `window` are fitted for: `target` (the turn's room for the last
+        image, where the policy allows it), or their equal share of what is left of the
+        result budget when that is smaller; and the slots each may take."""
         free = self._settings.max_images - len(self._attached)
         slots = 1 + max(0, free - len(window)) // max(1, len(window))
         settings = self._settings
         tall = TallSettings(settings.tall_images, settings.legibility_scale, slots)
+        job = self._job = self._by_room(target, tall, window, free)
         if self._left is None or not window:
-            return _Job(target, tall)
+            return job
         expected = max(1, min(free, len(window) + self._count - self._cursor))
         share = max(_MIN_SHARE, self._left // expected)
-        tall = dataclasses.replace(tall, budget_base64=share)
-        if share >= target.budget_base64:
+        tall = dataclasses.replace(job.tall, budget_base64=share)
+        if share >= job.target.budget_base64:
+            job = self._job = dataclasses.replace(job, tall=tall)
+            return job
+        budget = dataclasses.replace(job.target, budget_base64=share)
+        job = self._job = dataclasses.replace(job, target=budget, tall=tall)
+        return job
+
+    def _by_room(
+        self, target: ImageTarget, tall: TallSettings, window: Sequence[tuple[int, str]], free: int
+    ) -> _Job:
+        """The turn's room for a window of one image with none left after it: the budget of
+        every free slot, within the route's cap; its tiles, if it becomes tiles, keep one
+        slot's budget each (each takes a slot)."""
+        turn = target.turn_budget_base64
+        if turn is None or len(window) != 1 or self._cursor < self._count:
             return _Job(target, tall)
-        return _Job(dataclasses.replace(target, budget_base64=share), tall)
+        room = min(turn, free * target.budget_base64)
+        if room <= target.budget_base64:
+            return _Job(target, tall)
+        tall = dataclasses.replace(tall, tile_budget_base64=target.budget_base64)
+        return _Job(dataclasses.replace(target, budget_base64=room), tall, "turn")
 
     def record(self, index: int, digest: str, result: Processed) -> None:
         """Note what became of a candidate from the last window."""
@@ -121,7 +144,7 @@ class _Planner:
         if isinstance(result, RefusedImage):
             self._refused.append((index, result))
             return
-        images = result.tiles if isinstance(result, TiledImage) else (result,)
+        images = self._tagged(result)
         for image in images:
             if self._left is not None:
                 self._left = max(0, self._left - base64_length(len(image.data)))
@@ -130,6 +153,23 @@ class _Planner:
             self._attached_at.setdefault(digest, index)
         if isinstance(result, TiledImage) and result.uncovered is not None:
             self._uncovered.append((index, result.uncovered))
+
+    def _tagged(self, result: ProcessedImage | TiledImage) -> tuple[ProcessedImage, ...]:
+        """The images of `result` with the room and budget they were fitted in, for the trace
+        (tagged here: the fit cache keeps what the stage made, not how a batch counted it)."""
+        job = self._job
+        if job is None:
+            return result.tiles if isinstance(result, TiledImage) else (result,)
+        if isinstance(result, TiledImage):
+            budget = min(
+                job.target.budget_base64, job.tall.tile_budget_base64 or job.target.budget_base64
+            )
+            return tuple(self._tag(tile, "slot", budget) for tile in result.tiles)
+        return (self._tag(result, job.room, job.target.budget_base64),)
+
+    @staticmethod
+    def _tag(image: ProcessedImage, room: Room, budget: int) -> ProcessedImage:
+        return dataclasses.replace(image, room=room, budget_base64=budget)
 
     def result(self) -> BatchResult:
         """The batch outcome; images past the cursor were never looked at."""

@@ -152,13 +152,12 @@ def _tiled(
         source = SourceImage(pixels, decoded, whole).upright()
         del pixels
         left = tall.budget_base64
+        per_tile = min(target.budget_base64, tall.tile_budget_base64 or target.budget_base64)
         for index in range(len(layout.tiles)):
-            tile_target = target
+            budget = per_tile
             if left is not None:
-                share = max(4, left // (len(layout.tiles) - index))
-                tile_target = dataclasses.replace(
-                    target, budget_base64=min(target.budget_base64, share)
-                )
+                budget = min(per_tile, max(4, left // (len(layout.tiles) - index)))
+            tile_target = dataclasses.replace(target, budget_base64=budget)
             try:
                 tile = _tile(source, decoded, tile_target, digest, layout, index, len(data))
             except Refusal as refusal:
