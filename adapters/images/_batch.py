@@ -30,7 +30,6 @@ from ._types import (
     ImageTarget,
     ProcessedImage,
     RefusedImage,
-    Room,
     SkippedImage,
     TiledImage,
     Uncovered,
@@ -55,7 +54,6 @@ class _Job:
 
     target: ImageTarget
     tall: TallSettings
-    room: Room = "slot"
 
 
 class _Planner:
@@ -86,7 +84,6 @@ class _Planner:
         self._refused: list[tuple[int, RefusedImage]] = []
         self._skipped: list[tuple[int, SkippedImage]] = []
         self._uncovered: list[tuple[int, Uncovered]] = []
-        self._job: _Job | None = None
 
     def next_window(self) -> list[tuple[int, str]]:
         """Candidates (index, digest) that can all run now: no more than the free slots."""
@@ -110,18 +107,15 @@ class _Planner:
         slots = 1 + max(0, free - len(window)) // max(1, len(window))
         settings = self._settings
         tall = TallSettings(settings.tall_images, settings.legibility_scale, slots)
-        job = self._job = self._by_room(target, tall, window, free)
+        job = self._by_room(target, tall, window, free)
         if self._left is None or not window:
             return job
         expected = max(1, min(free, len(window) + self._count - self._cursor))
         share = max(_MIN_SHARE, self._left // expected)
         tall = dataclasses.replace(job.tall, budget_base64=share)
         if share >= job.target.budget_base64:
-            job = self._job = dataclasses.replace(job, tall=tall)
-            return job
-        budget = dataclasses.replace(job.target, budget_base64=share)
-        job = self._job = dataclasses.replace(job, target=budget, tall=tall)
-        return job
+            return dataclasses.replace(job, tall=tall)
+        return _Job(dataclasses.replace(job.target, budget_base64=share), tall)
 
     def _by_room(
         self, target: ImageTarget, tall: TallSettings, window: Sequence[tuple[int, str]], free: int
@@ -136,7 +130,7 @@ class _Planner:
         if room <= target.budget_base64:
             return _Job(target, tall)
         tall = dataclasses.replace(tall, tile_budget_base64=target.budget_base64)
-        return _Job(dataclasses.replace(target, budget_base64=room), tall, "turn")
+        return _Job(dataclasses.replace(target, budget_base64=room, room="turn"), tall)
 
     def record(self, index: int, digest: str, result: Processed) -> None:
         """Note what became of a candidate from the last window."""
@@ -144,7 +138,7 @@ class _Planner:
         if isinstance(result, RefusedImage):
             self._refused.append((index, result))
             return
-        images = self._tagged(result)
+        images = result.tiles if isinstance(result, TiledImage) else (result,)
         for image in images:
             if self._left is not None:
                 self._left = max(0, self._left - base64_length(len(image.data)))
@@ -153,23 +147,6 @@ class _Planner:
             self._attached_at.setdefault(digest, index)
         if isinstance(result, TiledImage) and result.uncovered is not None:
             self._uncovered.append((index, result.uncovered))
-
-    def _tagged(self, result: ProcessedImage | TiledImage) -> tuple[ProcessedImage, ...]:
-        """The images of `result` with the room and budget they were fitted in, for the trace
-        (tagged here: the fit cache keeps what the stage made, not how a batch counted it)."""
-        job = self._job
-        if job is None:
-            return result.tiles if isinstance(result, TiledImage) else (result,)
-        if isinstance(result, TiledImage):
-            budget = min(
-                job.target.budget_base64, job.tall.tile_budget_base64 or job.target.budget_base64
-            )
-            return tuple(self._tag(tile, "slot", budget) for tile in result.tiles)
-        return (self._tag(result, job.room, job.target.budget_base64),)
-
-    @staticmethod
-    def _tag(image: ProcessedImage, room: Room, budget: int) -> ProcessedImage:
-        return dataclasses.replace(image, room=room, budget_base64=budget)
 
     def result(self) -> BatchResult:
         """The batch outcome; images past the cursor were never looked at."""

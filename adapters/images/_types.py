@@ -44,6 +44,9 @@ class ImageTarget:
     """The most a result's last image may take when the policy gives it the room of the free
     slots (`lone_image: turn`): `max_images` budgets, within the provider's own cap; None: it
     gets one slot's, `budget_base64`."""
+    room: Room = "slot"
+    """Which room `budget_base64` is: one slot's, or (`turn`) the free slots' of a result's
+    last image; the fitted image carries it, for the record."""
 
     def __post_init__(self) -> None:
         unknown = [
@@ -151,7 +154,7 @@ class ProcessedImage:
     room: Room = "slot"
     """The budget it was fitted in: one slot's, or the turn's free slots' (`lone_image: turn`)."""
     budget_base64: int | None = None
-    """That budget in base64 characters, as the batch gave it (None: fitted on its own)."""
+    """That budget in base64 characters (None: not fitted by the stage)."""
 
     @cached_property
     def base64(self) -> str:
