@@ -23,6 +23,7 @@ from visiongate.adapters.images import ImageTarget, ProcessedImage, process_imag
 from visiongate.engine import NativeSettings, analyze_policy_text
 
 SLOT = 262_144
+slow = pytest.mark.slow  # fits 2560x1440 pages of noise, several times each
 TURN = NativeSettings(lone_image="turn")
 
 
@@ -55,6 +56,7 @@ def only(
     return image
 
 
+@slow
 def test_slot_is_the_default_and_a_lone_image_keeps_one_slots_budget(page: bytes) -> None:
     assert NativeSettings().lone_image == "slot"
     image = only(NativeSettings(), page)
@@ -62,6 +64,7 @@ def test_slot_is_the_default_and_a_lone_image_keeps_one_slots_budget(page: bytes
     assert len(image.base64) <= SLOT
 
 
+@slow
 def test_turn_gives_a_lone_image_every_slots_budget(page: bytes) -> None:
     slot, turn = only(NativeSettings(), page), only(TURN, page)
     assert (turn.room, turn.budget_base64) == ("turn", 4 * SLOT)
@@ -70,6 +73,7 @@ def test_turn_gives_a_lone_image_every_slots_budget(page: bytes) -> None:
     assert (turn.width, turn.quality or 100) > (slot.width, slot.quality or 100)
 
 
+@slow
 def test_two_images_still_share_one_slot_each(page: bytes) -> None:
     other = busy_page(seed=6)
     batch = process_images([page, other], target_for(TURN), TURN)
@@ -77,6 +81,7 @@ def test_two_images_still_share_one_slot_each(page: bytes) -> None:
     assert all(len(image.base64) <= SLOT for image in batch.attached)
 
 
+@slow
 def test_the_last_image_left_gets_the_free_slots_budget(page: bytes) -> None:
     # The repeat of the first image waits for it (whether it is a duplicate depends on it),
     # so the first goes alone while another is still to come: one slot's budget; the last,
@@ -88,6 +93,7 @@ def test_the_last_image_left_gets_the_free_slots_budget(page: bytes) -> None:
     assert [index for index, _ in batch.skipped] == [1]
 
 
+@slow
 def test_the_routes_cap_and_the_clients_cap_still_win(page: bytes) -> None:
     capped = only(TURN, page, route_cap=400_000)
     assert (capped.room, capped.budget_base64) == ("turn", 400_000)
@@ -96,8 +102,9 @@ def test_the_routes_cap_and_the_clients_cap_still_win(page: bytes) -> None:
     assert squeezed.budget_base64 == 300_000 and len(squeezed.base64) <= 300_000
 
 
+@slow
 def test_the_tiles_of_a_lone_tall_capture_keep_one_slots_budget_each() -> None:
-    tall = busy_page(1280, 9000, seed=7)
+    tall = busy_page(800, 5000, seed=7)
     batch = process_images([tall], target_for(TURN), TURN)
     assert len(batch.attached) == 4
     for tile in batch.attached:
@@ -105,6 +112,7 @@ def test_the_tiles_of_a_lone_tall_capture_keep_one_slots_budget_each() -> None:
         assert len(tile.base64) <= SLOT
 
 
+@slow
 def test_the_record_says_which_room_a_fit_had(page: bytes, tmp_path: Path) -> None:
     policy = tmp_path / "turn.yaml"
     policy.write_text(with_native("    lone_image: turn\n"))
