@@ -23,6 +23,14 @@ from ._arguments import check_api, check_image, check_positive, check_route, che
 from ._cache import ImageCache
 from ._history import BoundedHistory, bound_history
 from ._part_request import PartRequest
+from ._resource_read import (
+    RoutedResource,
+    as_tool_result,
+    image_blob,
+    read_contents,
+    resource_contents,
+    shares,
+)
 from ._routed import RoutedResult
 from .images._process import image_part
 from .payloads import Payload, ToolCall, render_payload, render_turn
@@ -115,6 +123,50 @@ class Router:
             context = replace(context, result_budget=image_budget, max_edge_px=max_edge_px)
         routed = await route_mcp(checked, context, tool_name=tool_name, output_schema=output_schema)
         return self._traced(routed) if trace else routed
+
+    async def mcp_resource(
+        self,
+        result: object,
+        *,
+        provider: str,
+        model: str,
+        seen_hashes: Iterable[str] = (),
+        api: str | None = None,
+        image_budget: int | None = None,
+        max_edge_px: int | None = None,
+        trace: bool = True,
+    ) -> RoutedResource:
+        """Route a `resources/read` result (the SDK's `ReadResourceResult` or a wire dict) as
+        the proxy does: its text cleaned as by `sanitize_resources`, each image blob (PNG,
+        JPEG, GIF, WebP, BMP, TIFF) routed as a one-image `mcp` tool result, through the same
+        image stage, lanes and payload guard; an SVG or other blob is kept as it came.
+        `image_budget` is shared equally by the blobs; the other arguments as for `mcp`.
+        One decision record per blob, its `execution.resource_uri` naming the resource. A
+        result without contents raises `ValueError` and records nothing."""
+        check_positive("image_budget", image_budget)
+        contents = self.sanitize_resources({"contents": read_contents(result)})["contents"]
+        share = shares(contents, image_budget)
+        routed_contents: list[Mapping[str, Any]] = []
+        routed: list[RoutedResult] = []
+        for content in contents:
+            if not image_blob(content):
+                routed_contents.append(content)
+                continue
+            one = await self.mcp(
+                as_tool_result(content),
+                provider=provider,
+                model=model,
+                seen_hashes=seen_hashes,
+                api=api,
+                image_budget=share,
+                max_edge_px=max_edge_px,
+                trace=False,
+            )
+            execution = {**one.record.get("execution", {}), "resource_uri": str(content.get("uri"))}
+            one = replace(one, record={**one.record, "execution": execution})
+            routed.append(self._traced(one) if trace else one)
+            routed_contents.extend(resource_contents(content, one.to_mcp()))
+        return RoutedResource(tuple(routed_contents), tuple(routed))
 
     async def mcp_text(
         self, result: object, *, provider: str, model: str, tool_name: str | None = None

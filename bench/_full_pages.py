@@ -47,7 +47,7 @@ class PageRow:
 
 
 def measure_page(
-    width: int, height: int, dpr: float, target: ImageTarget, ladder: object
+    width: int, height: int, dpr: float, target: ImageTarget, ladder: object, native: NativeSettings
 ) -> PageRow:
     page, words = text_page(width, height, seed=1, scale=dpr)
     data = encoded(page)
@@ -58,7 +58,7 @@ def measure_page(
         words, read_encoded(sent, (0, 0), (width / sent_width, height / sent_height))
     )
     started = time.perf_counter()
-    batch = process_images([data], target, NativeSettings())
+    batch = process_images([data], target, native)
     stage_ms = (time.perf_counter() - started) * 1000
     read: set[int] = set()
     for image in batch.attached:
@@ -87,11 +87,15 @@ def measure_page(
     )
 
 
-def page_report(target: ImageTarget, ladder: object, quick: bool) -> list[str]:
+def page_report(
+    target: ImageTarget, ladder: object, quick: bool, native: NativeSettings | None = None
+) -> list[str]:
     pages = PAGES[1:2] if quick else PAGES
-    rows = [measure_page(w, h, dpr, target, ladder) for w, h, dpr in pages]
+    native = native or NativeSettings()
+    rows = [measure_page(w, h, dpr, target, ladder, native) for w, h, dpr in pages]
     lines = [
-        "full pages (16 px body text; OCR word share of what would be sent)",
+        f"full pages (16 px body text; OCR word share of what would be sent; lone image: "
+        f"{native.lone_image})",
         f"  {'page':18} {'words':>6} | {'ladder out':>10} {'read':>5} {'ms':>6} | "
         f"{'stage tiles':42} {'base64':>8} {'read':>5} {'+text':>5} {'ms':>6}",
     ]

@@ -2,7 +2,7 @@
 
     python bench/bench_images.py [--quick] [--repeats N] [--save DIR] [--only NAME]
                                  [--formats image/jpeg,image/png,...]
-                                 [--pages] [--legibility] [--proxy]
+                                 [--pages] [--legibility] [--proxy] [--lone-image slot|turn]
 
 Corpora (generated in memory, deterministic):
 - photos: scikit-image's bundled sample photos, stored as PNG (as tools that render or
@@ -15,7 +15,8 @@ Corpora (generated in memory, deterministic):
 `--pages` adds the full-page set (`_full_pages`: what local OCR reads back of 1280x6000,
 1280x12000 and 1920x20000 pages), `--legibility` the measurements behind the legibility
 scale and the strip minimum, `--proxy` a repeated 2560x1440 screenshot through
-`visiongate proxy` (`_repeat`). The OCR parts take minutes.
+`visiongate proxy` (`_repeat`). The OCR parts take minutes. `--lone-image turn` fits as
+`execution.native.lone_image: turn` does (a result's only image in the turn's room).
 
 Baseline (same run): if the image does not already fit, JPEG at quality 85, 70, 50, then halve
 both sides, repeated up to 5 times. "Fits" means the base64 text is within the budget and the
@@ -337,9 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", action="store_true", help="add the full-page OCR set")
     parser.add_argument("--legibility", action="store_true", help="the legibility measurements")
     parser.add_argument("--proxy", action="store_true", help="a repeated screenshot via the proxy")
+    parser.add_argument("--lone-image", choices=("slot", "turn"), default="slot")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
-    native = NativeSettings()
+    native = NativeSettings(lone_image=args.lone_image)
     target = ImageTarget.create(args.formats.split(","), native, None, None)
     print(
         f"target: {', '.join(target.formats)}; budget {target.budget_base64} base64 bytes; "
@@ -382,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(summaries))
     for wanted, report in (
         (args.legibility, legibility_report),
-        (args.pages, lambda: page_report(target, naive_ladder, args.quick)),
+        (args.pages, lambda: page_report(target, naive_ladder, args.quick, native)),
         (args.proxy, lambda: repeated_screenshot((2560, 1440), 5 if args.quick else 20)),
     ):
         if wanted:

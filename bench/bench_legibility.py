@@ -1,6 +1,7 @@
 """What a vision model can read of a busy page in what the image stage sends; prints ratios.
 
     python bench/bench_legibility.py [--repeats N] [--only NAME] [--formats ...] [--save DIR]
+                                     [--lone-image slot|turn]
 
 The corpus (`_busy_pages`) is a handful of pages on which bytes are expensive: captioned
 photo galleries, a textured map, text over noise and gradients, a dark dashboard, a dense 2x
@@ -17,6 +18,9 @@ Three contenders in the same run, at the default budget and ceiling of a vision 
 - `ceiling`: the source resized to the ceiling, lossless: what any fitter could keep at best
   (it ignores the budget, so it only bounds the score).
 Time is the best of N runs per page, then the median over pages, stage against ladder.
+`--lone-image turn` fits each page as a result's only image in the turn's room
+(`max_images` x `embed_target_bytes`), as `execution.native.lone_image: turn` does; the stage
+runs through `process_images`, the batch the native lane calls, either way.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from _pages import Word, encoded
 from _words_read import Box, words_in_boxes
 from bench_images import FORMATS, naive_ladder
 
-from visiongate.adapters.images import ImageTarget, ProcessedImage, process_image
+from visiongate.adapters.images import ImageTarget, ProcessedImage, process_images
 from visiongate.adapters.images._decode import fitted_size
 from visiongate.adapters.images._source import RESAMPLE
 from visiongate.adapters.vision._ocr import LocalOCRBackend
@@ -150,10 +154,12 @@ def reference(page: BusyPage, target: ImageTarget, repeats: int) -> Reference:
     )
 
 
-def measure(page: BusyPage, target: ImageTarget, repeats: int, known: Reference) -> Row:
+def measure(
+    page: BusyPage, target: ImageTarget, native: NativeSettings, repeats: int, known: Reference
+) -> Row:
     data = encoded(page.image)
-    stage_time, stage = _best_of(repeats, lambda: process_image(data, target))
-    assert isinstance(stage, ProcessedImage), stage
+    stage_time, batch = _best_of(repeats, lambda: process_images([data], target, native))
+    (stage,) = batch.attached
     stage_read = read(stage.data, page.words, page.image.size) & known.source
     return Row(
         page.name,
@@ -216,12 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="only pages whose name contains this")
     parser.add_argument("--formats", default="", help="one route's media types (default: both)")
     parser.add_argument("--save", type=Path, default=None, help="write sources and outputs here")
+    parser.add_argument("--lone-image", choices=("slot", "turn"), default="slot")
     args = parser.parse_args(argv)
     routes = ROUTES if not args.formats else (Route(args.formats, tuple(args.formats.split(","))),)
-    targets = [ImageTarget.create(r.formats, NativeSettings(), None, None) for r in routes]
+    native = NativeSettings(lone_image=args.lone_image)
+    targets = [ImageTarget.create(r.formats, native, None, None) for r in routes]
     print(
         f"routes: {'; '.join(', '.join(t.formats) for t in targets)}; budget "
-        f"{targets[0].budget_base64} base64 bytes; ceiling {targets[0].max_edge_px} px; "
+        f"{targets[0].budget_base64} base64 bytes a slot, lone image: {args.lone_image} "
+        f"({targets[0].turn_budget_base64 or targets[0].budget_base64}); ceiling "
+        f"{targets[0].max_edge_px} px; "
         f"best of {args.repeats} run(s) per page",
         flush=True,
     )
@@ -231,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         known = reference(page, targets[0], args.repeats)
         for route, target in zip(routes, targets, strict=True):
-            row = measure(page, target, args.repeats, known)
+            row = measure(page, target, native, args.repeats, known)
             rows[route.name].append(row)
             print(
                 f"  {row.page:28} {route.name:13} stage {row.stage.width}x{row.stage.height} "

@@ -180,7 +180,7 @@ def _build_invariant(invariant: Mapping[str, Any], index: int, loaded: LoadedYam
 
 
 def _native(section: Mapping[str, Any], base: NativeSettings) -> NativeSettings:
-    keys = ("max_images", "candidates", "max_edge_px", "tall_images")
+    keys = ("max_images", "candidates", "max_edge_px", "tall_images", "lone_image")
     values: dict[str, Any] = {key: section[key] for key in keys if key in section}
     if "legibility_scale" in section:
         values["legibility_scale"] = float(section["legibility_scale"])

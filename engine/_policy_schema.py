@@ -10,6 +10,7 @@ from ._settings import (
     INVISIBLE_CHANNELS,
     INVISIBLE_MODES,
     LEGACY_BOOLEAN_CHANNELS,
+    LONE_IMAGES,
     TALL_IMAGES,
 )
 from ._validate import as_list, recode, strip_text
@@ -53,6 +54,7 @@ def _native_schema() -> dict[str, Any]:
         "max_edge_px": {"type": "integer", "min": 64, "max": 8000},
         "tall_images": {"type": "string", "allowed": list(TALL_IMAGES)},
         "legibility_scale": {"type": "number", "min": 0.05, "max": 1.0},
+        "lone_image": {"type": "string", "allowed": list(LONE_IMAGES)},
     }
 
 

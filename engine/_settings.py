@@ -47,6 +47,9 @@ LEGIBILITY_SCALE_DEFAULT: Final = 0.9
 """The lowest scale at which local OCR still read 90% of the words it read at 1:1 in 16 px body
 text, the size full-page captures hold (`bench/bench_images.py --legibility`: 0.96 of the words
 at 1:1, 0.88 at 0.9, 0.60 at 0.8, 0.07 at 0.5; text drawn at 2x kept 0.93 down to 0.5)."""
+LoneImage = Literal["slot", "turn"]
+LONE_IMAGES: Final = ("slot", "turn")
+"""The room a tool result's only image is fitted in: one slot's budget, or the turn's."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,11 @@ class NativeSettings:
     legibility_scale: float = LEGIBILITY_SCALE_DEFAULT
     """Below this scale a capture's text is taken as illegible; tiles are never drawn smaller
     unless the short side itself needs it."""
+    lone_image: LoneImage = "slot"
+    """The room of an image with no other left to attach in its result: `slot` fits it in
+    `embed_target_bytes` like any image, `turn` in the budget of the slots still free (all
+    `max_images` of them for a result's only image), within the route's own cap. Every later
+    request re-sends what it got."""
 
 
 @dataclass(frozen=True)

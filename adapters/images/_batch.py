@@ -100,20 +100,37 @@ class _Planner:
         return window
 
     def job_for(self, target: ImageTarget, window: Sequence[tuple[int, str]]) -> _Job:
-        """What the images of `window` are fitted for: `target`, or their equal share of what
-        is left of the result budget when that is smaller; and the slots each may take."""
+        """What the images of `window` are fitted for: `target` (the turn's room for the last
+        image, where the policy allows it), or their equal share of what is left of the
+        result budget when that is smaller; and the slots each may take."""
         free = self._settings.max_images - len(self._attached)
         slots = 1 + max(0, free - len(window)) // max(1, len(window))
         settings = self._settings
         tall = TallSettings(settings.tall_images, settings.legibility_scale, slots)
+        job = self._by_room(target, tall, window, free)
         if self._left is None or not window:
-            return _Job(target, tall)
+            return job
         expected = max(1, min(free, len(window) + self._count - self._cursor))
         share = max(_MIN_SHARE, self._left // expected)
-        tall = dataclasses.replace(tall, budget_base64=share)
-        if share >= target.budget_base64:
+        tall = dataclasses.replace(job.tall, budget_base64=share)
+        if share >= job.target.budget_base64:
+            return dataclasses.replace(job, tall=tall)
+        return _Job(dataclasses.replace(job.target, budget_base64=share), tall)
+
+    def _by_room(
+        self, target: ImageTarget, tall: TallSettings, window: Sequence[tuple[int, str]], free: int
+    ) -> _Job:
+        """The turn's room for a window of one image with none left after it: the budget of
+        every free slot, within the route's cap; its tiles, if it becomes tiles, keep one
+        slot's budget each (each takes a slot)."""
+        turn = target.turn_budget_base64
+        if turn is None or len(window) != 1 or self._cursor < self._count:
             return _Job(target, tall)
-        return _Job(dataclasses.replace(target, budget_base64=share), tall)
+        room = min(turn, free * target.budget_base64)
+        if room <= target.budget_base64:
+            return _Job(target, tall)
+        tall = dataclasses.replace(tall, tile_budget_base64=target.budget_base64)
+        return _Job(dataclasses.replace(target, budget_base64=room, room="turn"), tall)
 
     def record(self, index: int, digest: str, result: Processed) -> None:
         """Note what became of a candidate from the last window."""

@@ -58,12 +58,20 @@ def process_with_digest(
     capture may come back as tiles."""
     sniffed = sniff_media_type(data)
     try:
-        return _process(data, target, digest, sniffed, tall)
+        return _budgeted(_process(data, target, digest, sniffed, tall), target)
     except Refusal as refusal:
         return RefusedImage(reason=refusal.reason, sha256=digest, sniffed=sniffed)
     except MemoryError:
         # One image too large for what is left of the memory loses its slot, not the call.
         return RefusedImage(reason=MEMORY_REFUSAL, sha256=digest, sniffed=sniffed)
+
+
+def _budgeted(result: Processed, target: ImageTarget) -> Processed:
+    """`result` with the room and budget it was fitted in (tiles carry their own), for the
+    record; tagged here, so a cached result keeps its identity (and its rendered base64)."""
+    if not isinstance(result, ProcessedImage):
+        return result
+    return dataclasses.replace(result, room=target.room, budget_base64=target.budget_base64)
 
 
 def _process(
@@ -152,20 +160,19 @@ def _tiled(
         source = SourceImage(pixels, decoded, whole).upright()
         del pixels
         left = tall.budget_base64
+        per_tile = min(target.budget_base64, tall.tile_budget_base64 or target.budget_base64)
         for index in range(len(layout.tiles)):
-            tile_target = target
+            budget = per_tile
             if left is not None:
-                share = max(4, left // (len(layout.tiles) - index))
-                tile_target = dataclasses.replace(
-                    target, budget_base64=min(target.budget_base64, share)
-                )
+                budget = min(per_tile, max(4, left // (len(layout.tiles) - index)))
+            tile_target = dataclasses.replace(target, budget_base64=budget, room="slot")
             try:
                 tile = _tile(source, decoded, tile_target, digest, layout, index, len(data))
             except Refusal as refusal:
                 layout = layout.keeping(index, tall.slots)
                 why = refusal.reason.removeprefix("refused: ")
                 break
-            tiles.append(tile)
+            tiles.append(dataclasses.replace(tile, budget_base64=budget))
             if left is not None:
                 left -= 4 * ((len(tile.data) + 2) // 3)
     return TiledImage(tuple(tiles), _uncovered(layout, why), digest)

@@ -47,6 +47,10 @@ class TallSettings:
     """Images this one may become."""
     budget_base64: int | None = None
     """Base64 characters all of its tiles may take together; None: each tile its own budget."""
+    tile_budget_base64: int | None = None
+    """Base64 characters one tile may take at most; None: the target's budget. A result's
+    last image fitted in the turn's room still tiles at one slot's budget a tile: each tile
+    takes a slot of its own."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Final
+from typing import Final, Literal
 
 from visiongate.engine import NativeSettings
 from visiongate.kernel._errors import VisiongateError
@@ -27,6 +27,9 @@ MEMORY_REFUSAL: Final = "refused: not enough memory to process this image"
 """The one refusal that says nothing about the image itself (so it is never cached)."""
 
 
+Room = Literal["slot", "turn"]
+
+
 @dataclass(frozen=True)
 class ImageTarget:
     """What the provider accepts for one image: formats, base64 budget and long-edge ceiling."""
@@ -37,6 +40,13 @@ class ImageTarget:
     """Largest base64 text per image, in characters (that is what every later request re-sends)."""
     max_edge_px: int
     """Largest long edge, in pixels."""
+    turn_budget_base64: int | None = None
+    """The most a result's last image may take when the policy gives it the room of the free
+    slots (`lone_image: turn`): `max_images` budgets, within the provider's own cap; None: it
+    gets one slot's, `budget_base64`."""
+    room: Room = "slot"
+    """Which room `budget_base64` is: one slot's, or (`turn`) the free slots' of a result's
+    last image; the fitted image carries it, for the record."""
 
     def __post_init__(self) -> None:
         unknown = [
@@ -68,7 +78,12 @@ class ImageTarget:
         if provider_max_edge is not None:
             edge = min(edge, provider_max_edge)
         writable = tuple(dict.fromkeys(f for f in formats if f in OUTPUT_MEDIA_TYPES))
-        return cls(formats=writable, budget_base64=budget, max_edge_px=edge)
+        turn = None
+        if native.lone_image == "turn":
+            turn = native.max_images * native.embed_target_bytes
+            if provider_max_base64 is not None:
+                turn = min(turn, provider_max_base64)
+        return cls(writable, budget, edge, turn)
 
     @property
     def budget_bytes(self) -> int:
@@ -136,6 +151,10 @@ class ProcessedImage:
     kept_scale: float = 1.0
     """The share of the ceiling-fitted size (long edge) the budget let it keep at a quality
     where text still reads: 1.0 when nothing but quality was given up (issue 34)."""
+    room: Room = "slot"
+    """The budget it was fitted in: one slot's, or the turn's free slots' (`lone_image: turn`)."""
+    budget_base64: int | None = None
+    """That budget in base64 characters (None: not fitted by the stage)."""
 
     @cached_property
     def base64(self) -> str:

@@ -345,5 +345,7 @@ def attached_summary(index: int, image: ProcessedImage, bytes_before: int) -> di
         "encodes": image.encodes,
         "quality": image.quality,
         "kept_scale": image.kept_scale,
+        "room": image.room,
+        "budget_base64": image.budget_base64,
         "scale_note": image.scale_note,
     }

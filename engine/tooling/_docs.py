@@ -190,7 +190,7 @@ def _native_row(label: str, settings: NativeSettings) -> str:
     return (
         f"| {label} | {settings.max_images} | {settings.candidates} | "
         f"{settings.embed_target_bytes} | {settings.max_edge_px} | {settings.tall_images} | "
-        f"{settings.legibility_scale:g} |"
+        f"{settings.legibility_scale:g} | {settings.lone_image} |"
     )
 
 
@@ -202,8 +202,8 @@ def _execution(policy: Policy) -> list[str]:
         "How an adapter carries out each lane (defaults filled in).",
         "",
         "| native lane | max_images | candidates | embed_target_bytes | max_edge_px | "
-        "tall_images | legibility_scale |",
-        "|---|---|---|---|---|---|---|",
+        "tall_images | legibility_scale | lone_image |",
+        "|---|---|---|---|---|---|---|---|",
         _native_row("every source", execution.native),
     ]
     for source in SOURCES:
