@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
+from _cpu import measured
 from _leftovers import mark_this_process, stop_leftovers
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
 from _slow import REPORT_SECONDS, slow_reason, xdist_group
@@ -27,6 +28,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow(reason=reason))
         if item.get_closest_marker("xdist_group") is None and (group := xdist_group(item)):
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """CPU seconds per test, children included, when `VISIONGATE_TEST_CPU` names a file."""
+    with measured(item.nodeid):
+        return (yield)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
