@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -66,6 +67,7 @@ def summary(path: Path) -> list[tuple[float, float, int, str]]:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head`: end quietly, as a filter does
     rows = summary(Path(sys.argv[1]))
     print(f"{'CPU s':>8} {'wall s':>8} {'tests':>6}  file")
     for cpu, wall, count, name in rows:

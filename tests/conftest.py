@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -13,6 +14,13 @@ from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
 from _slow import REPORT_SECONDS, slow_reason, xdist_group
 
 from visiongate.kernel._platform import exclusive
+
+# With `PYTHONDONTWRITEBYTECODE=1` (set on this machine) pytest rewrote the asserts of every
+# test module, and the test process compiled every package module, from source on every run:
+# collection was 15 s of CPU, 9 s once the bytecode is cached. The test process writes its
+# bytecode (gitignored `__pycache__`, checked against the source as always); the processes the
+# tests start read it, whatever they are told.
+sys.dont_write_bytecode = False
 
 _TOOK: dict[str, float] = {}
 """Seconds each unmarked test took (setup, call and teardown)."""
