@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
+from _cpu import measured
 from _leftovers import mark_this_process, stop_leftovers
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
 from _slow import REPORT_SECONDS, slow_reason, xdist_group
 
 from visiongate.kernel._platform import exclusive
+
+# With `PYTHONDONTWRITEBYTECODE=1` (set on this machine) pytest rewrote the asserts of every
+# test module, and the test process compiled every package module, from source on every run:
+# collection was 15 s of CPU, 9 s once the bytecode is cached. The test process writes its
+# bytecode (gitignored `__pycache__`, checked against the source as always); the processes the
+# tests start read it, whatever they are told.
+sys.dont_write_bytecode = False
 
 _TOOK: dict[str, float] = {}
 """Seconds each unmarked test took (setup, call and teardown)."""
@@ -37,6 +46,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow(reason=reason))
         if item.get_closest_marker("xdist_group") is None and (group := xdist_group(item)):
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """CPU seconds per test, children included, when `VISIONGATE_TEST_CPU` names a file."""
+    with measured(item.nodeid):
+        return (yield)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

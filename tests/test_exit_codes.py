@@ -30,7 +30,7 @@ from _cli_helpers import (
 )
 
 from visiongate.adapters.mcp.example_server import screenshot_png, server_command
-from visiongate.cli import COMMANDS, EXIT_CODES
+from visiongate.cli import COMMANDS, EXIT_CODES, main
 from visiongate.engine import Gate
 
 CASES = ("ok", "findings", "bad usage", "bad input", "full disk", "closed stdout")
@@ -282,6 +282,30 @@ def _cases() -> list[tuple[str, str]]:
     return [(command, case) for command, row in rows.items() for case in row]
 
 
+# The commands whose full disk and closed stdout run as a real process: `version` for every
+# command's path (Python starts with `sys.stdout` None when descriptor 1 is closed, and the
+# guard's flush at exit meets /dev/full), the two server commands, which look at descriptor 1
+# itself and would serve on in this process, and `demo`, which in a process of its own ends
+# within 2 s and in this one ran its whole walk-through first. Every other command runs in this
+# process with the same two streams: `sys.stdout` None, as Python sets it for a closed
+# descriptor 1, or a file open on /dev/full itself, so the write that fails is a real ENOSPC.
+IN_A_PROCESS = frozenset({"version", "proxy", "playground", "demo"})
+
+
+def _run_here(argv: list[str], case: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The command in this process, its standard output /dev/full or closed."""
+    capsys.readouterr()
+    full = open("/dev/full", "w") if case == "full disk" else None  # noqa: SIM115 (closed below)
+    captured, sys.stdout = sys.stdout, full  # type: ignore[assignment]
+    try:
+        code = main(argv)
+    finally:
+        sys.stdout = captured
+        if full is not None:
+            full.close()
+    return code, capsys.readouterr().err
+
+
 def _run(argv: list[str], case: str, home: Path) -> tuple[int, str]:
     """The command as a real process; stdout to /dev/full, closed, or /dev/null."""
     stdout: Any = subprocess.DEVNULL
@@ -316,7 +340,8 @@ def test_each_command_exits_as_the_table_says(
     argv, expected = cell
     assert expected in ALLOWED[case], (command, case)
     if case in ("full disk", "closed stdout"):
-        code, err = _run(argv, case, tmp_path)
+        here = command not in IN_A_PROCESS
+        code, err = _run_here(argv, case, capsys) if here else _run(argv, case, tmp_path)
         why = "no space left on device" if case == "full disk" else "standard output is closed"
         assert code == expected, err
         assert f"cannot write the output: {why}" in err and no_traceback(err), err
