@@ -355,10 +355,13 @@ def test_the_agent_developer_example_runs_against_a_real_mcp_server(
     config = aux_config(endpoint.base_url, image_input_mode="native")
     Path("agent.yaml").write_text(yaml.safe_dump(config))
     body = textwrap.indent(block.text, "    ")
-    source = f"async def example(result, call, p, m, png):\n{body}\n    return locals()\n"
+    source = f"async def example(result, call, p, m, png, read):\n{body}\n    return locals()\n"
     namespace: dict[str, Any] = {}
     exec(compile(source, block.where, "exec"), namespace)  # our own README, run as written
     found = asyncio.run(_with_result(namespace["example"]))
+    # after the refusal, the blob comes as its path, like the screenshot
+    said = [c.get("text", "") for c in found["resource"].to_mcp()["contents"]]
+    assert found["resource"].routed[0].lane == "text" and any("MEDIA:" in t for t in said)
     assert found["routed"].lane == "native" and found["messages"]
     assert found["shot"].lane == "text"  # after the refusal it reported, the route refuses
     assert found["answer"].lane == "text" and endpoint.questions  # described on loopback
@@ -427,9 +430,16 @@ async def _with_result(example: Any) -> dict[str, Any]:
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         result = await session.call_tool("screenshot", {})
+    # `resources/read` from a server whose resources are images (the example server has none)
+    resources = StdioServerParameters(
+        command=sys.executable, args=[str(Path(__file__).parent / "_resource_server.py")]
+    )
+    async with stdio_client(resources) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        resource = await session.read_resource("screen://shot")
     call = SimpleNamespace(id="call_1")
     found: dict[str, Any] = await example(
-        result, call, "anthropic", "claude-sonnet-4-5", screenshot_png()
+        result, call, "anthropic", "claude-sonnet-4-5", screenshot_png(), resource
     )
     return found
 
