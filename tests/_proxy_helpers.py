@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -124,7 +125,11 @@ class RawClient:
         self.next_id = 0
 
     @classmethod
-    async def start(cls, argv: Sequence[str], home: Path) -> RawClient:
+    async def start(
+        cls, argv: Sequence[str], home: Path, *, sigint_ignored: bool = False
+    ) -> RawClient:
+        """The proxy at `argv`, its stderr in `home/proxy.log`; `sigint_ignored` starts it as a
+        shell starts a background job (`cmd &`)."""
         log = (home / "proxy.log").open("ab")
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -133,6 +138,9 @@ class RawClient:
             stderr=log,
             env=proxy_env(home),
             limit=256 * 1024 * 1024,
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+            if sigint_ignored
+            else None,
         )
         log.close()
         return cls(process)

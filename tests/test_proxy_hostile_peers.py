@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from _leftovers import VARIABLE, left_running, stop_leftovers
-from _proxy_helpers import HOSTILE, RawClient, proxy_argv, proxy_env
+from _proxy_helpers import HOSTILE, RawClient, proxy_argv
 
 pytestmark = pytest.mark.anyio
 SERVER = [sys.executable, HOSTILE]
@@ -436,17 +436,8 @@ async def test_a_proxy_started_with_sigint_ignored_leaves_it_ignored(tmp_path: P
     proxy took SIGINT over once it had loaded, so a Ctrl-C 10 ms in was dropped by the kernel
     and one 100 ms in stopped it; the test of an early Ctrl-C failed under such a runner. An
     ignored SIGINT now stays ignored at every moment; SIGTERM still stops it in one line."""
-    log = (tmp_path / "proxy.log").open("ab")
-    process = await asyncio.create_subprocess_exec(
-        *proxy_argv([*SERVER, "stubborn"]),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=log,
-        env=proxy_env(tmp_path),
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    )
-    log.close()
-    client = RawClient(process)
+    client = await RawClient.start(proxy_argv([*SERVER, "stubborn"]), tmp_path, sigint_ignored=True)
+    process = client.process
     try:
         process.send_signal(signal.SIGINT)  # while it loads
         await client.initialize()
