@@ -182,3 +182,21 @@ def test_every_bad_vision_value_is_said_once_by_lint_and_by_decide(
     errors = [line for line in err.splitlines() if "error" in line]
     assert code == 3 and len(errors) == 4 and len(set(errors)) == 4, err
     assert all("error[invalid-vision-setting]" in line for line in errors), err
+
+
+def test_the_aux_fact_says_when_the_configured_backend_will_not_start(tmp_path: Path) -> None:
+    """`aux` stays `set` (the operator asked for a backend; auto mode then keeps pixels out),
+    but its provenance no longer reads as a working backend when its settings hold errors."""
+    from visiongate.engine import Gate
+
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "auxiliary:\n  vision:\n    provider: openrouter\n    model: google/gemini-2.5-flash\n"
+        "    timeout: -3\n"
+    )
+    decision = Gate.load(config=config, routes=False).decide("anthropic", "claude-sonnet-4-5")
+    assert decision.facts["aux"] == "set"
+    assert "1 error(s) in its settings: the backend will not start" in decision.provenance["aux"]
+    config.write_text(config.read_text().replace("timeout: -3", "timeout: 30"))
+    decision = Gate.load(config=config, routes=False).decide("anthropic", "claude-sonnet-4-5")
+    assert "will not start" not in decision.provenance["aux"]
