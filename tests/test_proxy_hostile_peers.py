@@ -525,7 +525,10 @@ async def _ended(process: asyncio.subprocess.Process, log: Path) -> int:
     try:
         return await asyncio.wait_for(process.wait(), 30)
     except TimeoutError:
-        status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        try:  # the signal masks, where /proc tells them
+            status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        except OSError:
+            status = []
         masks = "\n".join(line for line in status if line.startswith(("Sig", "ShdPnd")))
         process.send_signal(signal.SIGABRT)  # the stacks, into the log (PYTHONFAULTHANDLER)
         try:

@@ -31,8 +31,8 @@ from .._invisible import channel_chars, char_class
 __all__ = ["Present", "astral_hidden", "has_astral", "is_sparse", "present"]
 
 _UNMAPPED: Final = "\ufffe"
-_NONE: Final[frozenset[str]] = frozenset()
 """What `codecs.charmap_build` reads as "no byte for this character"."""
+_NONE: Final[frozenset[str]] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,9 @@ def _set_aside(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None
         child = level.get(key)
         if not isinstance(child, Mapping):
             return None
-        level[key] = level = dict(child)
+        copied = dict(child)
+        level[key] = copied
+        level = copied
     leaf = keys[-1]
     if level is section and leaf in _PLACEHOLDERS:
         section[leaf] = _PLACEHOLDERS[leaf]
