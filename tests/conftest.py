@@ -7,6 +7,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from _cpu import measured
@@ -31,9 +32,21 @@ def pytest_configure(config: pytest.Config) -> None:
     """Every process a test starts gets SIGINT as a terminal gives it. A CI runner or a
     script's `cmd &` can start the suite with SIGINT ignored, which every child inherits, and
     visiongate then leaves it ignored, as a background job should: the tests of a Ctrl-C would
-    test nothing (`test_proxy_hostile_peers` starts a proxy with SIGINT ignored on purpose)."""
+    test nothing (`test_proxy_signals` starts a proxy with SIGINT ignored on purpose)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` starts two workers a core. Most of the suite's time is spent waiting on the
+    processes it starts (a proxy, a server, a browser, a grace period), not on the CPU: on
+    two cores the whole suite took 8 min 51 s with two workers and 5 min 35 s with four, for
+    the same CPU time (CONTRIBUTING.md, "workers"). `PYTEST_XDIST_AUTO_NUM_WORKERS` still
+    decides when it is set."""
+    del config
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 # First, before xdist's own hook would append each test's group to its id for
@@ -133,3 +146,12 @@ def _one_group_at_a_time(
         for group in groups:  # sorted: two modules never wait on each other in a circle
             held.enter_context(exclusive(shared / f"group-{group}.lock"))
         yield
+
+
+@pytest.fixture
+def pid_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the hostile server's `stubborn` mode (`_hostile_proxy.py`) writes its pid and its
+    child's: the signal tests of the proxy (`test_proxy_signals.py`, `test_proxy_ctrl_c.py`)."""
+    path = tmp_path / "pids"
+    monkeypatch.setenv("HOSTILE_PIDS", str(path))
+    return path

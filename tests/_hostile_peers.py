@@ -1,0 +1,145 @@
+"""What the hostile-peer tests of `visiongate proxy` share (issues 26 and 36): a live proxy in
+front of the hostile server (`_hostile_proxy.py`) with a call in flight, and the checks that
+nothing was answered twice, printed as a traceback or left running.
+
+`test_proxy_hostile_peers.py` (hostile messages), `test_proxy_policy_path.py` (the watched
+policy path), `test_proxy_signals.py` (signals and kills) and `test_proxy_ctrl_c.py` (Ctrl-C at
+any moment) were one file; cut in four, their processes run on four workers side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _proxy_helpers import HOSTILE, RawClient, proxy_argv
+
+SERVER = [sys.executable, HOSTILE]
+SLOW_ID = 900
+
+
+def ids_answered(client: RawClient) -> list[Any]:
+    return [m.get("id") for m in map(json.loads, client.lines) if "method" not in m]
+
+
+def no_traceback(home: Path) -> None:
+    log = (home / "proxy.log").read_text(errors="replace")
+    assert "Traceback" not in log and "Error:" not in log.replace("error:", ""), log[-2000:]
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie waiting for a reaper is gone all but in name
+
+
+def all_gone(pids: list[int], within: float = 8.0) -> bool:
+    deadline = time.monotonic() + within
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(alive(pid) for pid in pids)
+
+
+def read_pids(path: Path, within: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while not path.exists() or not path.read_text().endswith("\n"):
+        assert time.monotonic() < deadline, "the server never started"
+        time.sleep(0.02)
+    return [int(word) for word in path.read_text().split()]
+
+
+def died_starting(code: int | None, pid_file: Path, log: Path) -> bool:
+    """A Ctrl-C that came while the interpreter itself was starting, before Python has a
+    handler for it, kills the process as the signal's default does: silently, with nothing
+    started (a loaded machine can take that long to start Python)."""
+    said = log.read_bytes().strip()
+    if code == 1 and said.endswith(b"KeyboardInterrupt") and b"_entry.py" not in said:
+        # Python's own handler, while `site` or runpy loaded, before a line of ours ran
+        # (`_entry.run` is on the stack of everything after).
+        assert not pid_file.exists()
+        return True
+    if code != -signal.SIGINT:
+        return False
+    assert not pid_file.exists() and not said
+    return True
+
+
+@asynccontextmanager
+async def session(home: Path, *options: str, mode: str = "normal") -> AsyncIterator[RawClient]:
+    """An initialized raw session, with a 2 s call in flight under `SLOW_ID`."""
+    client = await RawClient.start(proxy_argv([*SERVER, mode], *options), home)
+    await client.initialize()
+    slow = {"name": "slow", "arguments": {"seconds": 2}}
+    await client.send({"jsonrpc": "2.0", "id": SLOW_ID, "method": "tools/call", "params": slow})
+    try:
+        yield client
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+
+
+async def answered(client: RawClient, request_id: Any) -> dict[str, Any]:
+    """The answer to `request_id`, whether or not it came while another answer was awaited."""
+    for message in map(json.loads, client.lines):
+        if message.get("id") == request_id and "method" not in message:
+            return dict(message)
+    return await client.answer(request_id)
+
+
+async def the_slow_call_is_answered_once(client: RawClient) -> None:
+    answer = await answered(client, SLOW_ID)
+    assert answer["result"]["content"][0]["text"].startswith("slept")
+    assert "result" in await client.request("ping")
+    assert ids_answered(client).count(SLOW_ID) == 1
+
+
+def marked(marker: str) -> list[int]:
+    """The live processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:  # not a process, or gone
+            continue
+        if marker.encode() in command and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+async def ended(process: asyncio.subprocess.Process, log: Path) -> int:
+    """The exit code, or a failure that shows the log: a signal the proxy lost, not a timeout."""
+    try:
+        return await asyncio.wait_for(process.wait(), 30)
+    except TimeoutError:
+        try:  # the signal masks, where /proc tells them
+            status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        except OSError:
+            status = []
+        masks = "\n".join(line for line in status if line.startswith(("Sig", "ShdPnd")))
+        process.send_signal(signal.SIGABRT)  # the stacks, into the log (PYTHONFAULTHANDLER)
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+        pytest.fail(
+            f"the proxy ran on 30 s after the signal:\n{masks}\n{log.read_text(errors='replace')}"
+        )
+
+
+def wait_for(check: Any, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(check())
