@@ -25,6 +25,7 @@ from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSetting
 
 from ._bulk._present import has_astral, is_sparse, present
 from ._bulk._runs import lone_selectors, split_runs
+from ._bulk._scan import scanner_for
 from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
 from ._invisible import (
@@ -111,7 +112,12 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         active_channels=tuple(active_channels),
         sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
         caps_floods="strip" in modes.values(),
+        scanner=scanner_for(modes, _kind_of),
     )
+
+
+def _kind_of(channel: str, mode: InvisibleMode) -> str:
+    return FLAGGED_KIND[channel] if mode == "flag" else REMOVED_KIND[channel]
 
 
 def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
@@ -170,6 +176,12 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
 
 
 def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
+    if rules.scanner is not None:
+        # One pass in C, which settles most text; it steps aside (None) at the first
+        # character that needs its context judged, and the paths below start afresh.
+        scanned = rules.scanner.clean(text)
+        if scanned is not None:
+            return scanned
     if rules.everything_active and rules.may_be_legitimate is not None:
         one_kind = _one_kind(text)
         if one_kind is not None:
