@@ -42,37 +42,53 @@ action_of(const unsigned char *table, Py_UCS4 code)
 }
 
 static inline void
-count(Tally *tally, unsigned char channel)
+count(Tally *tally, unsigned char channel, Py_ssize_t how_many)
 {
-    if (tally->counts[channel]++ == 0) {
+    if (tally->counts[channel] == 0) {
         tally->order[tally->seen++] = channel;
     }
+    tally->counts[channel] += how_many;
 }
 
 /* The pass for one kind: 0 done (with `out` filled from the first removal on, or NULL when
- * nothing was removed), 1 a character needs the walk, -1 out of memory. */
+ * nothing was removed), 1 a character needs the walk, -1 out of memory. The ordinary
+ * characters between two actions are copied as one run. `tally->widest` is the OR of the
+ * kept characters: it falls in the same kind as their maximum, which is all a str needs. */
 #define DEFINE_PASS(NAME, CHAR)                                                              \
     static int NAME(const CHAR *text, Py_ssize_t length, const unsigned char *table,        \
                     Tally *tally, CHAR **out)                                                \
     {                                                                                        \
         CHAR *kept = NULL;                                                                   \
-        Py_ssize_t index, written = 0;                                                       \
+        Py_ssize_t index = 0, start, written = 0;                                            \
         Py_UCS4 widest = 0;                                                                  \
-        for (index = 0; index < length; index++) {                                          \
-            Py_UCS4 code = text[index];                                                      \
-            unsigned char action = action_of(table, code);                                  \
+        unsigned char action = 0;                                                            \
+        while (index < length) {                                                             \
+            for (start = index; index < length; index++) {                                  \
+                action = action_of(table, text[index]);                                      \
+                if (action != 0) {                                                           \
+                    break;                                                                   \
+                }                                                                            \
+                widest |= text[index];                                                       \
+            }                                                                                \
+            if (kept != NULL) {                                                              \
+                memcpy(kept + written, text + start, (size_t)(index - start) * sizeof(CHAR)); \
+                written += index - start;                                                    \
+            }                                                                                \
+            if (index == length) {                                                           \
+                break;                                                                       \
+            }                                                                                \
             if (action & BAIL) {                                                             \
                 PyMem_Free(kept);                                                            \
                 return 1;                                                                    \
             }                                                                                \
-            if (action == 0 || (action & FLAG)) {                                            \
-                if (action) {                                                                \
-                    count(tally, action & (FLAG - 1));                                       \
-                }                                                                            \
-                widest = code > widest ? code : widest;                                      \
+            if (action & FLAG) {                                                             \
+                /* Counted, and kept. */                                                     \
+                count(tally, action & (FLAG - 1), 1);                                        \
+                widest |= text[index];                                                       \
                 if (kept != NULL) {                                                          \
-                    kept[written++] = (CHAR)code;                                            \
+                    kept[written++] = text[index];                                           \
                 }                                                                            \
+                index++;                                                                     \
                 continue;                                                                    \
             }                                                                                \
             if (kept == NULL) {                                                              \
@@ -83,10 +99,16 @@ count(Tally *tally, unsigned char channel)
                 memcpy(kept, text, (size_t)index * sizeof(CHAR));                            \
                 written = index;                                                             \
             }                                                                                \
-            count(tally, action);                                                            \
+            /* A run of one channel's characters (a smuggled message) goes at once. */      \
+            for (start = index++; index < length; index++) {                                \
+                if (action_of(table, text[index]) != action) {                               \
+                    break;                                                                   \
+                }                                                                            \
+            }                                                                                \
+            count(tally, action, index - start);                                             \
         }                                                                                    \
         tally->kept = kept != NULL ? written : length;                                       \
-        tally->widest = widest;                                                              \
+        tally->widest = widest > 0x10FFFF ? 0x10FFFF : widest;                               \
         *out = kept;                                                                         \
         return 0;                                                                            \
     }
@@ -95,23 +117,41 @@ DEFINE_PASS(pass_ucs1, Py_UCS1)
 DEFINE_PASS(pass_ucs2, Py_UCS2)
 DEFINE_PASS(pass_ucs4, Py_UCS4)
 
-/* A str of `length` characters read from `data` (of `kind`), all at most `widest`. */
+#define DEFINE_NARROW(NAME, FROM, TO)                                                        \
+    static void NAME(const FROM *from, TO *to, Py_ssize_t length)                           \
+    {                                                                                        \
+        Py_ssize_t index;                                                                    \
+        for (index = 0; index < length; index++) {                                          \
+            to[index] = (TO)from[index];                                                     \
+        }                                                                                    \
+    }
+
+DEFINE_NARROW(narrow_4_to_2, Py_UCS4, Py_UCS2)
+DEFINE_NARROW(narrow_4_to_1, Py_UCS4, Py_UCS1)
+DEFINE_NARROW(narrow_2_to_1, Py_UCS2, Py_UCS1)
+
+/* A str of `length` characters read from `data` (of `kind`), of the kind `widest` needs
+ * (never wider than `kind`). */
 static PyObject *
 canonical(int kind, const void *data, Py_ssize_t length, Py_UCS4 widest)
 {
     PyObject *result = PyUnicode_New(length, widest);
-    Py_ssize_t index;
+    void *into;
     if (result == NULL) {
         return NULL;
     }
+    into = PyUnicode_DATA(result);
     if (PyUnicode_KIND(result) == kind) {
-        memcpy(PyUnicode_DATA(result), data, (size_t)length * (size_t)kind);
-        return result;
+        memcpy(into, data, (size_t)length * (size_t)kind);
     }
-    /* Narrower than the input: each kept character fits the result's kind. */
-    for (index = 0; index < length; index++) {
-        PyUnicode_WRITE(PyUnicode_KIND(result), PyUnicode_DATA(result), index,
-                        PyUnicode_READ(kind, data, index));
+    else if (kind == PyUnicode_4BYTE_KIND && PyUnicode_KIND(result) == PyUnicode_2BYTE_KIND) {
+        narrow_4_to_2(data, into, length);
+    }
+    else if (kind == PyUnicode_4BYTE_KIND) {
+        narrow_4_to_1(data, into, length);
+    }
+    else {
+        narrow_2_to_1(data, into, length);
     }
     return result;
 }
