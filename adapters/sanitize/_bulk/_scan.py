@@ -21,7 +21,7 @@ from visiongate.engine import InvisibleMode
 
 from .._invisible import BLACK_FLAG, CONTEXTUAL, channel_chars
 
-__all__ = ["SCANNER", "Scanner", "scanner_for"]
+__all__ = ["ORDER", "SCANNER", "Scanner", "scanner_for"]
 
 
 def _load() -> ModuleType | None:
@@ -47,6 +47,8 @@ _BAIL: Final = 0x80
 class Scanner:
     """The scanner compiled for one policy's modes."""
 
+    scan: Callable[[str, bytes], tuple[str, tuple[tuple[int, int], ...]] | None]
+    """The compiled module's `scan`."""
     table: bytes
     """What the scanner does with each code point (`_scanner.c` describes the layout)."""
     kinds: tuple[str, ...]
@@ -57,12 +59,12 @@ class Scanner:
     def clean(self, text: str) -> tuple[str, tuple[tuple[str, int], ...]] | None:
         """`text` cleaned and what went (or was flagged) per kind; None when the walk must
         judge a character of it."""
-        found = SCANNER.scan(text, self.table)  # type: ignore[union-attr]
+        found = self.scan(text, self.table)
         if found is None:
             return None
         cleaned, counts = found
         if self.by_likelihood and len(counts) > 1:
-            counts = sorted(counts)
+            counts = tuple(sorted(counts))  # by channel number: by likelihood
         kinds = self.kinds
         return cleaned, tuple((kinds[number], count) for number, count in counts)
 
@@ -85,6 +87,7 @@ def scanner_for(
     if modes["tags"] != "keep":
         actions[ord(BLACK_FLAG)] = _BAIL
     return Scanner(
+        scan=SCANNER.scan,
         table=_two_levels(actions),
         kinds=("", *(kind_of(channel, modes[channel]) for channel in ORDER)),
         by_likelihood="flag" not in modes.values(),
