@@ -4,12 +4,15 @@
 and what it removed, kept as legitimate, or flagged. `Sanitizer` (in `_sanitizer.py`) adds the
 tally per surface. What counts as invisible and as legitimate is `_invisible`'s model.
 
-The work is shaped by what real text holds. Text with no invisible character at all (nearly
-all of it) costs one look that proves it (`_screen`), mostly at C speed. Text whose invisible
-characters can have no legitimate use there (smuggled runs, a payload woven between letters,
-in any script) is cleaned in bulk on its UTF-8 bytes, at C speed, with Python work once per
-kind of character present (`_utf8`). Only text with a character that may be legitimate (a
-joiner, a selector, a mark, a flag) is walked run by run.
+The work is shaped by what real text holds. Where the C scanner is built (`_bulk/_scan`), one
+pass of it settles text with no invisible character at all (nearly all of it) and text whose
+invisible characters can have no legitimate use anywhere; it steps aside at the first one that
+might, and the Python paths serve, as they serve everything where it is not built. There, text
+with no invisible character costs one look that proves it (`_screen`), mostly at C speed.
+Text whose invisible characters can have no legitimate use there (smuggled runs, a payload
+woven between letters, in any script) is cleaned in bulk on its UTF-8 bytes, at C speed,
+with Python work once per kind of character present (`_utf8`). Only text with a character
+that may be legitimate (a joiner, a selector, a mark, a flag) is walked run by run.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode, SanitizeSetting
 
 from ._bulk._present import has_astral, is_sparse, present
 from ._bulk._runs import lone_selectors, split_runs
+from ._bulk._scan import ORDER, scanner_for
 from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
 from ._invisible import (
@@ -111,7 +115,12 @@ def compile_text_rules(settings: SanitizeSettings) -> TextRules:
         active_channels=tuple(active_channels),
         sweeps_selectors=modes["variation_selectors"] == "strip" and "flag" not in modes.values(),
         caps_floods="strip" in modes.values(),
+        scanner=scanner_for(modes, _kind_of),
     )
+
+
+def _kind_of(channel: str, mode: InvisibleMode) -> str:
+    return FLAGGED_KIND[channel] if mode == "flag" else REMOVED_KIND[channel]
 
 
 def _first_finder(starts: frozenset[int], active: frozenset[int]) -> re.Pattern[str]:
@@ -153,8 +162,7 @@ def _may_be_legitimate(
 
 
 def _by_likelihood(channels: Iterable[str]) -> list[str]:
-    order = ("tags", "zero_width", "variation_selectors", "bidi", "fillers", "other_ignorables")
-    return sorted(channels, key=order.index)
+    return sorted(channels, key=ORDER.index)
 
 
 def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
@@ -170,6 +178,12 @@ def clean_text(text: str, rules: TextRules) -> tuple[str, Counts]:
 
 
 def _invisible(text: str, rules: TextRules) -> tuple[str, Counts]:
+    if rules.scanner is not None:
+        # One pass in C, which settles most text; it steps aside (None) at the first
+        # character that needs its context judged, and the paths below start afresh.
+        scanned = rules.scanner.clean(text)
+        if scanned is not None:
+            return scanned
     if rules.everything_active and rules.may_be_legitimate is not None:
         one_kind = _one_kind(text)
         if one_kind is not None:

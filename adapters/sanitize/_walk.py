@@ -19,6 +19,7 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS, InvisibleMode
 
+from ._bulk._scan import Scanner
 from ._bulk._selectors import SelectorSweep, sweep_for
 from ._bulk._utf8 import Stripper, bulk_stripper
 from ._invisible import (
@@ -91,6 +92,8 @@ class TextRules:
     """Whether selectors are stripped and no channel is `flag` (see `selector_sweep`)."""
     caps_floods: bool = True
     """Whether runs of more than 30 combining marks are cut (any channel strips)."""
+    scanner: Scanner | None = None
+    """The C scanner for these modes, tried first (None where it was not built)."""
 
     @property
     def bulk_bytes(self) -> Stripper:
