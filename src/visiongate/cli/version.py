@@ -63,9 +63,4 @@ def run(args: argparse.Namespace) -> int:
         f"visiongate {found['visiongate']} (policy language {found['policy_language']}, "
         f"decision record schema {found['decision_record']})"
     )
-    print(
-        "sanitizer: the C scanner"
-        if found["sanitizer_scanner"] == "c"
-        else "sanitizer: Python only (the C scanner is not built)"
-    )
     return EXIT_OK
