@@ -17,7 +17,6 @@ from typing import Any
 
 from .._routed import ClientParts
 from ..wire._blocks import FoundImage, ReadResult
-from ..wire._schemas import schema_problem
 from ..wire._wire import ToolResult, annotations_wire
 from ._lane import LaneContext
 from ._user import UserParts
@@ -72,6 +71,9 @@ def schema_check(
         return None
     if structured is None:
         return "the tool declares an output schema but its result has no structured content"
+    # jsonschema loads with the first declared schema, not with the router (about 60 ms).
+    from ..wire._schemas import schema_problem
+
     return schema_problem(output_schema, structured)
 
 

@@ -28,9 +28,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 from visiongate.engine.facts.auxiliary import (
     DEFAULT_MAX_EDGE_PX,
@@ -122,6 +123,10 @@ class OpenAICompatibleBackend:
         self.max_retries = max(0, max_retries)
         self.backoff = max(0.0, backoff)
         self.extra_body = MappingProxyType(dict(extra_body or {}))
+        # httpx loads with the first backend, not with the router: about 0.1 s of CPU (its
+        # command line, `rich`) that a proxy or `route` with no vision endpoint never spends.
+        import httpx
+
         # Built once: loading the CA bundle is the costly part of a client.
         self._ssl = httpx.create_ssl_context()
 
@@ -225,6 +230,8 @@ class OpenAICompatibleBackend:
         headers = {"Accept-Encoding": "identity"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        import httpx  # loaded by __init__
+
         ends = time.monotonic() + self.deadline
         timeout = httpx.Timeout(self.timeout)
         async with httpx.AsyncClient(timeout=timeout, verify=self._ssl) as client:
@@ -251,6 +258,8 @@ class OpenAICompatibleBackend:
         headers: dict[str, str],
         key: str | None,
     ) -> Answer | _Transient:
+        import httpx  # loaded by __init__
+
         try:
             answer = await self._exchange(client, body, headers)
         except httpx.TimeoutException:

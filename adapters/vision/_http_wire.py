@@ -4,10 +4,11 @@ text, the url as the model may see it, the server's wait hint."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+if TYPE_CHECKING:  # annotations only: httpx loads with the first vision backend (`_http`)
+    import httpx
 
 __all__ = [
     "Answer",
