@@ -263,3 +263,28 @@ def test_incremental_off_reads_in_full_but_still_notes_changes(reader: Recording
     again = ocr.describe_screen(page(0, 4), "image/png", memory=memory, stream="computer_use")
     assert again.reading == "full"
     assert "same text as the previous screenshot" in again.text
+
+
+def test_the_same_bytes_are_read_once_whoever_asks(
+    ocr: LocalOCRBackend, reader: RecordingReader
+) -> None:
+    """The demo read one capture three times (a computer-use stream, another router's stream,
+    `vision_analyze` with a question): 2.3 s of OCR each. The boxes of what a backend read
+    are kept by content hash, so only the first one reads; the question is still answered."""
+    image = page(0, 4)
+    first = ocr.describe_screen(image, "image/png", memory=ScreenMemory(), stream="computer_use")
+    assert first.reading == "full" and reader.looked_at() > 0
+    other = ocr.describe_screen(image, "image/png", memory=ScreenMemory(), stream="computer_use")
+    asked = ocr.describe(image, "image/png", question="what does the first row say?")
+    assert reader.looked_at() == 0
+    assert other.reading == asked.reading == "repeat" and other.cached and asked.cached
+    assert asked.text.endswith(first.text.split("\n", 1)[1])  # the same lines read
+    assert "what does the first row say?" in asked.text
+
+
+def test_with_incremental_off_the_same_bytes_are_read_again(reader: RecordingReader) -> None:
+    ocr = LocalOCRBackend(OcrSettings(incremental=False), reader_factory=lambda _settings: reader)
+    reader.detected.clear()
+    ocr.describe(page(0, 4), "image/png")
+    ocr.describe(page(0, 4), "image/png")
+    assert len(reader.detected) == 2

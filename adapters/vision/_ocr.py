@@ -12,6 +12,7 @@ import io
 import threading
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -19,7 +20,7 @@ from PIL import Image, UnidentifiedImageError
 
 from ._base import Description, VisionUnavailable, clip_text, one_line
 from ._changes import change_note
-from ._layout import TextLine, arrange_lines
+from ._layout import TextBox, TextLine, arrange_lines
 from ._memory import Screen, ScreenMemory
 from ._tuning import OcrSettings, detection_scale
 
@@ -32,6 +33,11 @@ MAX_LINES: Final = 300
 MAX_PIXELS: Final = 40_000_000
 """Larger images are refused before decoding: about 120 MB of RGB, far above any screen."""
 MAX_CHARS: Final = 8_000
+KEPT_READINGS: Final = 16
+"""Screenshots whose text boxes a backend keeps, by content hash and detection set-up: the
+same bytes asked again (by another router or stream, or with a question) are not read again,
+unless `incremental: false` asks for every screenshot read in full. Boxes only, never pixels:
+a few kilobytes each."""
 INSTALL_HINT: Final = (
     "local ocr is not installed; run `pip install 'visiongate[ocr]'` "
     "or set `auxiliary.vision` to an openai-compatible endpoint"
@@ -65,6 +71,9 @@ class LocalOCRBackend:
         self._reader_factory = reader_factory or _rapid_reader
         self._reader: TextReader | None = None
         self._lock = threading.Lock()
+        self._readings: OrderedDict[tuple[str, tuple[float, ...]], tuple[TextBox, ...]] = (
+            OrderedDict()
+        )
 
     @property
     def name(self) -> str:
@@ -76,7 +85,8 @@ class LocalOCRBackend:
         """Size and visible text of `image`; with a `question`, says OCR cannot answer it."""
         started = time.perf_counter()
         width, height, pixels = _decode(image)
-        reading = self._read(pixels, digest="", recent=())
+        digest = hashlib.sha256(image).hexdigest()
+        reading = self._read(pixels, digest, recent=())
         lines = arrange_lines(reading.boxes, width, height)
         text = describe_lines(lines, width, height)
         if question:
@@ -135,16 +145,27 @@ class LocalOCRBackend:
         read_screen = _read_screen()
         height, width = pixels.shape[:2]
         setup = self._setup(width, height)
+        key = (digest, setup)
         with self._lock:
+            kept = self._readings.get(key) if self.settings.incremental else None
+            if kept is not None:
+                from ._incremental import Reading  # loaded by `_read_screen`
+
+                self._readings.move_to_end(key)
+                return Reading(kept, "repeat", share=0.0)
             reader = self._loaded_reader()
             try:
-                return read_screen(
+                reading = read_screen(
                     reader, pixels, setup[0], setup=setup, digest=digest, recent=recent
                 )
             except VisionUnavailable:
                 raise
             except Exception as exc:
                 raise VisionUnavailable(f"local ocr failed: {one_line(str(exc))}") from exc
+            self._readings[key] = reading.boxes
+            while len(self._readings) > KEPT_READINGS:
+                self._readings.popitem(last=False)
+            return reading
 
     def _loaded_reader(self) -> TextReader:
         if self._reader is None:
