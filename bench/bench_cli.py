@@ -111,6 +111,9 @@ def measure(
     home = Path(tempfile.mkdtemp(prefix="bench-cli-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(home), "XDG_STATE_HOME": str(home)}
     env.pop("VIRTUAL_ENV", None)
+    # A shell that sets it would make a command compile every module it did not find
+    # compiled, at every run: a user's installation has its .pyc files.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     refreshed = {**env, "VISIONGATE_FACTS_CACHE": str(_refreshed_catalog(home))}
     env["VISIONGATE_FACTS_CACHE"] = str(home / "no-refresh")
     envs = {name: refreshed if name.endswith("(refreshed)") else env for name in names}

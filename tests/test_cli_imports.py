@@ -254,3 +254,35 @@ def test_the_probe_names_are_the_shapes_own() -> None:
 
     assert tuple(shape.name for shape in shapes.SHAPES) == shapes.API_NAMES
     assert tuple(s.name for s in shapes.SHAPES if s.probe is not None) == shapes.PROBE_APIS
+
+
+GATE_PROBE = """
+import json, sys
+from visiongate.engine import Gate
+gate = Gate.load()
+gate.decide_facts("auto", "vision", "unset", "accepts")
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("visiongate"))))
+"""
+# What resolves a provider and model: read when the first `decide` needs it, not at load.
+RESOLUTION = (
+    *("visiongate.engine.facts._catalog", "visiongate.engine.facts._catalog_store"),
+    *("visiongate.engine.facts._resolver", "visiongate.engine.facts._routes"),
+)
+
+
+def test_loading_a_gate_imports_no_catalog_resolver_or_routes(home: Path) -> None:
+    """Regression (issue 37): `from visiongate.engine import Gate` imported the catalog, the
+    resolver and the learned routes (and `engine.facts` all of them at once) before the
+    first decision that needs them: the proxy paid for them before its first answer."""
+    done = subprocess.run(
+        [sys.executable, "-c", GATE_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
+    )
+    modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert "visiongate.engine._gate" in modules
+    assert not modules & set(RESOLUTION), sorted(modules & set(RESOLUTION))
