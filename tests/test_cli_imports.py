@@ -286,3 +286,13 @@ def test_loading_a_gate_imports_no_catalog_resolver_or_routes(home: Path) -> Non
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert "visiongate.engine._gate" in modules
     assert not modules & set(RESOLUTION), sorted(modules & set(RESOLUTION))
+
+
+def test_a_warm_decide_imports_no_process_or_event_loop_machinery(home: Path) -> None:
+    """Regression (issue 37): a warm `decide` starts no compile worker, yet imported
+    `subprocess` (and `selectors`, `signal`) for it, and `secrets` (with `random`, `base64`)
+    for the ids' prefix, which `os.urandom` gives alike."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    added_modules(*argv, home=home)  # fills the compile cache and the fact tables
+    added = added_modules(*argv, home=home)
+    assert not added & {"subprocess", "secrets", "asyncio", "selectors"}, sorted(added)
