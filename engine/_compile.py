@@ -34,7 +34,6 @@ import itertools
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 from collections import OrderedDict
@@ -42,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
@@ -50,6 +49,9 @@ from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
 from . import _compile_worker
 from ._policy import Condition, Policy
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
+
+if TYPE_CHECKING:
+    import subprocess  # imported where the worker starts: a warm `decide` starts none
 
 logger = logging.getLogger("visiongate")
 
@@ -215,6 +217,8 @@ class EngineWorker:
         if self._process is None:
             if not sys.executable:
                 raise OSError("no Python executable to start")
+            import subprocess
+
             self._process = subprocess.Popen(
                 [sys.executable, "-P", str(Path(_compile_worker.__file__)), str(self.max_rss_mb)],
                 stdin=subprocess.PIPE,
@@ -235,6 +239,8 @@ class EngineWorker:
         return line
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
+        import subprocess
+
         if process.stdin is not None:
             with contextlib.suppress(OSError):  # a dead worker's pipe: nothing left to send
                 process.stdin.close()

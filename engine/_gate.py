@@ -46,21 +46,21 @@ from ._watch import (
     Target,
     refuse_irregular,
 )
-from .facts._catalog import ModelCatalog
-from .facts._catalog_store import current_catalog
-from .facts._resolver import FactResolver, ResolvedFacts
-from .facts._routes import LearnedRoute, RouteOverlay, check_routes_file, default_routes_path
+from .facts._inputs import RoutesSource, catalog_of, check_routes, make_resolver, registry_of
 from .facts.config._config import AgentConfig
-from .facts.registry._registry import ProviderRegistry
 from .facts.registry._types import build
 
 if TYPE_CHECKING:
     import concurrent.futures
 
+    from .facts._catalog import ModelCatalog
+    from .facts._resolver import FactResolver, ResolvedFacts
+    from .facts._routes import LearnedRoute
+    from .facts.registry._registry import ProviderRegistry
+
 __all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
 
 ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
-RoutesSource: TypeAlias = str | Path | bool | None
 
 
 class FactError(VisiongateError, ValueError):
@@ -150,8 +150,9 @@ class Gate(Target):
         """`resolver` may be a function that builds it, called when first needed; `config`
         is then the agent config it will hold."""
         self._config = config
-        self._resolver_value = resolver if isinstance(resolver, FactResolver) else None
-        self._make_resolver = None if isinstance(resolver, FactResolver) else resolver
+        # `callable`, not an isinstance test: the resolver's module loads at the first decision.
+        self._resolver_value = None if callable(resolver) else resolver
+        self._make_resolver = resolver if callable(resolver) else None
         self._state = _state(compiled, (), self._known_config())
         self._resolver_lock = threading.Lock()
         self._source = source
@@ -186,19 +187,14 @@ class Gate(Target):
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
         agent = _config(config)
-        _check_routes(routes, agent)  # now, where the caller catches load errors
+        check_routes(routes, agent)  # now, where the caller catches load errors
         given = (
-            _catalog(catalog) if catalog is not None else None,
-            _registry(registry) if registry is not None else None,
+            catalog_of(catalog) if catalog is not None else None,
+            registry_of(registry) if registry is not None else None,
         )
 
         def resolver() -> FactResolver:
-            return FactResolver(
-                agent,
-                given[0] if given[0] is not None else _catalog(None),
-                given[1] if given[1] is not None else _registry(None),
-                routes=_routes(routes, agent),
-            )
+            return make_resolver(agent, given[0], given[1], routes)
 
         # A file given is read now (its errors are the caller's, at load); the bundled ones,
         # valid by construction, when the first decision needs them.
@@ -287,6 +283,8 @@ class Gate(Target):
         HTTP 400 naming the image part); later decisions resolve `path=refuses` with provenance
         `learned <date>: <evidence>`. The evidence is kept as one short line, with image data
         and anything shaped like a key removed. Safe to call from several processes."""
+        from .facts._routes import LearnedRoute
+
         ref = self.resolver.locate(provider, model)
         learned = LearnedRoute.today(ref.provider, ref.model, "refuses", "learned", evidence)
         return self.resolver.learn(learned)
@@ -368,33 +366,3 @@ def _fact_problem(cell: tuple[str, ...]) -> str:
         if value not in domain:
             return f"`{value}` is not a value of fact `{fact}`: {did_you_mean(value, domain)}"
     return "unknown facts"
-
-
-def _catalog(catalog: str | Path | ModelCatalog | None) -> ModelCatalog:
-    if isinstance(catalog, ModelCatalog):
-        return catalog
-    # The newest of the bundled snapshot and `visiongate catalog update`'s copy (disk only).
-    return current_catalog() if catalog is None else ModelCatalog.from_file(catalog)
-
-
-def _check_routes(routes: RoutesSource, config: AgentConfig) -> None:
-    """A routes file named (by the caller or the config) that is there but no regular file
-    is a load error, located at the config's key when the config named it."""
-    if isinstance(routes, str | Path):
-        check_routes_file(routes, None)
-    elif routes is not False and config.routes_file:
-        check_routes_file(config.routes_file, config.routes_file_location)
-
-
-def _routes(routes: RoutesSource, config: AgentConfig) -> RouteOverlay:
-    if routes is False:
-        return RouteOverlay(None)
-    if routes is None or routes is True:
-        return RouteOverlay(config.routes_file or default_routes_path())
-    return RouteOverlay(routes)
-
-
-def _registry(registry: str | Path | ProviderRegistry | None) -> ProviderRegistry:
-    if isinstance(registry, ProviderRegistry):
-        return registry
-    return ProviderRegistry.bundled() if registry is None else ProviderRegistry.from_file(registry)

@@ -193,3 +193,106 @@ def test_the_recorded_package_version_is_the_installed_one() -> None:
     from visiongate.engine._decision import package_version
 
     assert package_version() == metadata.version("visiongate")
+
+
+START_UP_PROBE = "import sys; loaded = sorted(sys.modules); import json; print(json.dumps(loaded))"
+AFTER_PROBE = """
+import sys
+from visiongate.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+loaded = sorted(sys.modules)
+import json
+print(json.dumps(loaded), file=sys.stderr)
+"""
+# What a server command's `--help` has no use for: the event loop, `typing` and `pathlib`
+# (with `urllib`), the shapes' dataclasses (and `inspect` behind them), JSON, the engine.
+NOT_FOR_HELP = (
+    *("asyncio", "typing", "pathlib", "urllib", "dataclasses", "inspect", "ast", "json"),
+    *("visiongate.engine", "visiongate.adapters", "visiongate.kernel.shapes._shape"),
+)
+
+
+def added_modules(*argv: str, home: Path) -> set[str]:
+    """The modules a command imports beyond the interpreter's own start-up (in an editable
+    install its finder already imports `pathlib` and `urllib` there: not counted)."""
+    env = {"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")}
+    runs = [[START_UP_PROBE], [AFTER_PROBE, *argv]]
+    found = [
+        subprocess.run(
+            [sys.executable, "-c", *run],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        for run in runs
+    ]
+    start_up = set(json.loads(found[0].stdout))
+    return set(json.loads(found[1].stderr.strip().splitlines()[-1])) - start_up
+
+
+@pytest.mark.parametrize(
+    "argv", [["mcp", "--help"], ["mcp", "call", "-h"], ["demo", "--help"], ["route", "--help"]]
+)
+def test_a_server_commands_help_is_argparse_and_its_options(argv: list[str], home: Path) -> None:
+    """Regression (issue 37): measured installed, `mcp --help` took 5.9x `python -c pass`:
+    `route` imported asyncio for its `run`, and `typing`, `pathlib` and the shapes'
+    dataclasses came with the shared modules."""
+    added = added_modules(*argv, home=home)
+    unneeded = {m for m in added if m.startswith(NOT_FOR_HELP)}
+    assert not unneeded, sorted(unneeded)
+
+
+def test_the_probe_names_are_the_shapes_own() -> None:
+    # `visiongate.kernel.shapes` writes both lists out, so `--help` builds no shape.
+    from visiongate.kernel import shapes
+
+    assert tuple(shape.name for shape in shapes.SHAPES) == shapes.API_NAMES
+    assert tuple(s.name for s in shapes.SHAPES if s.probe is not None) == shapes.PROBE_APIS
+
+
+GATE_PROBE = """
+import json, sys
+from visiongate.engine import Gate
+gate = Gate.load()
+gate.decide_facts("auto", "vision", "unset", "accepts")
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("visiongate"))))
+"""
+# What resolves a provider and model: read when the first `decide` needs it, not at load.
+RESOLUTION = (
+    *("visiongate.engine.facts._catalog", "visiongate.engine.facts._catalog_store"),
+    *("visiongate.engine.facts._resolver", "visiongate.engine.facts._routes"),
+)
+
+
+def test_loading_a_gate_imports_no_catalog_resolver_or_routes(home: Path) -> None:
+    """Regression (issue 37): `from visiongate.engine import Gate` imported the catalog, the
+    resolver and the learned routes (and `engine.facts` all of them at once) before the
+    first decision that needs them: the proxy paid for them before its first answer."""
+    done = subprocess.run(
+        [sys.executable, "-c", GATE_PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
+    )
+    modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert "visiongate.engine._gate" in modules
+    assert not modules & set(RESOLUTION), sorted(modules & set(RESOLUTION))
+
+
+def test_a_warm_decide_imports_no_process_or_event_loop_machinery(home: Path) -> None:
+    """Regression (issue 37): a warm `decide` starts no compile worker, yet imported
+    `subprocess` (and `selectors`, `signal`) for it, and `secrets` (with `random`, `base64`)
+    for the ids' prefix, which `os.urandom` gives alike."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    added_modules(*argv, home=home)  # fills the compile cache and the fact tables
+    added = added_modules(*argv, home=home)
+    assert not added & {"subprocess", "secrets", "asyncio", "selectors"}, sorted(added)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import copyreg
 import dataclasses
 import functools
+import gc
 import hashlib
 import io
 import logging
@@ -51,22 +52,16 @@ def cached_table(
     text: str,
     build: Callable[[], _T],
     expected: type[_T],
-    *,
-    compact: Callable[[_T], object] | None = None,
-    expand: Callable[[Any], _T] | None = None,
 ) -> _T:
-    """The table `build` makes from `text`, read back from its entry when there is a sound one.
-
-    `compact` and `expand` give a smaller form to store (plain tuples and strings, say) and
-    rebuild the table from it; `expand` raises ValueError or TypeError on a wrong shape."""
+    """The table `build` makes from `text`, read back from its entry when there is a sound one."""
     path = _entry_path(kind, text)
     if path is None:
         return build()
-    found = _recall(path, expected, expand)
+    found = _recall(path, expected)
     if found is not None:
         return found
     table = build()
-    _remember(path, table if compact is None else compact(table))
+    _remember(path, table)
     return table
 
 
@@ -94,7 +89,7 @@ def _fingerprint() -> str:
     return digest.hexdigest()[:24]
 
 
-def _recall(path: Path, expected: type[_T], expand: Callable[[Any], _T] | None) -> _T | None:
+def _recall(path: Path, expected: type[_T]) -> _T | None:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -104,8 +99,6 @@ def _recall(path: Path, expected: type[_T], expand: Callable[[Any], _T] | None) 
         return None
     try:
         table = _parse(raw)
-        if expand is not None:
-            table = expand(table)
         if not isinstance(table, expected):
             raise ValueError(f"it holds {type(table).__name__}, not {expected.__name__}")
     except Exception as error:  # whatever a damaged file raises, it is refused (and logged)
@@ -120,7 +113,13 @@ def _parse(raw: bytes) -> object:
     digest, body = raw[len(FORMAT) : len(FORMAT) + _DIGEST], raw[len(FORMAT) + _DIGEST :]
     if hashlib.sha256(body).digest() != digest:
         raise ValueError("its checksum does not match (a damaged or truncated file)")
-    return _Reader(io.BytesIO(body)).load()
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of objects, none of them garbage: no pass is of use
+    try:
+        return _Reader(io.BytesIO(body)).load()
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class _Reader(pickle.Unpickler):

@@ -12,9 +12,11 @@ must not pay for the gate, the image stage or the rules engine.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from visiongate.kernel._lazy import lazy_names
+
+# Not `typing.TYPE_CHECKING`: every command runs this file, and `typing` costs its `--help`
+# a few milliseconds (issue 37); mypy reads a module-level `TYPE_CHECKING = False` the same.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from visiongate.adapters import ImageCache, Payload, RoutedResult, Router, Sanitizer

@@ -15,8 +15,18 @@ import argparse
 import importlib
 import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+
+# Not `typing.TYPE_CHECKING`: `typing` costs every command's `--help` a few ms (issue 37).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any, Protocol
+
+    class CommandModule(Protocol):
+        def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+        def run(self, args: argparse.Namespace) -> int: ...
+
 
 # name -> (module, one-line help); the order is the order of `visiongate --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -113,14 +123,10 @@ exit codes (every command):
   4  `mcp call`: the tool answered with an error (`isError`); its routed result is printed"""
 
 
-class CommandModule(Protocol):
-    def configure(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(self, args: argparse.Namespace) -> int: ...
-
-
 def _load(name: str) -> CommandModule:
-    return cast(CommandModule, importlib.import_module(COMMANDS[name][0]))
+    # `typing.cast` would import `typing` for every command (issue 37).
+    module: Any = importlib.import_module(COMMANDS[name][0])
+    return module  # type: ignore[no-any-return]  # every module of COMMANDS is one
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

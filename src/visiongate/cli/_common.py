@@ -19,18 +19,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from visiongate.cli import EXIT_INVALID_POLICY, EXIT_USAGE
 from visiongate.kernel._errors import VisiongateError
-from visiongate.kernel._files import check_regular
 
+# Not `typing.TYPE_CHECKING`, and `pathlib` imported where a path is used: `typing` and
+# `pathlib` (with `urllib`) cost every command's `--help` several milliseconds (issue 37).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any, TypeVar
+
     from visiongate.engine import Gate, PolicyError
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 
 class CommandExit(VisiongateError):
@@ -117,6 +120,10 @@ def check_input_file(path: str | None, kind: str) -> None:
     """Raise `UsageError` naming the file and its kind when `path` cannot be read."""
     if path is None:
         return
+    from pathlib import Path
+
+    from visiongate.kernel._files import check_regular
+
     candidate = Path(path)
     if candidate.is_dir():
         raise UsageError(f"cannot read the {kind} `{path}`: it is a directory")
@@ -149,6 +156,8 @@ def policy_reference(spec: str) -> str:
 
 def write_output(path: str | Path, text: str) -> None:
     """Write an output file; a directory, a missing folder or no permission is a `UsageError`."""
+    from pathlib import Path
+
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"cannot write `{path}`: it is a directory")
@@ -160,6 +169,8 @@ def write_output(path: str | Path, text: str) -> None:
 
 def output_directory(path: str | Path) -> Path:
     """A directory to write into, created if missing; a file in the way is a `UsageError`."""
+    from pathlib import Path
+
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise UsageError(f"`{path}` is a file, not a directory")

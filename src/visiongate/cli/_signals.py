@@ -12,21 +12,25 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    import asyncio
 
 from visiongate.kernel._errors import VisiongateError
+
+# Not `typing.TYPE_CHECKING`: `mcp --help` imports this module, and `typing` costs it a few
+# milliseconds (issue 37).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Awaitable, Callable, Iterable, Iterator
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 # asyncio and anyio are imported when the loop starts, not with this module: `proxy` starts
 # its server before it imports them (see `adapters.proxy._serve`).
 
 __all__ = ["Interrupted", "defer_signals", "run_until_signal", "signals_held", "signals_raise"]
 
-T = TypeVar("T")
 _SIGNALS = tuple(
     signum
     for signum in (signal.SIGINT, signal.SIGTERM)

@@ -16,10 +16,13 @@ from __future__ import annotations
 import io
 import os
 import sys
-from types import TracebackType
-from typing import TextIO
 
 from visiongate.kernel._errors import VisiongateError
+
+TYPE_CHECKING = False  # not `typing`'s: every command imports this module (issue 37)
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import TextIO
 
 
 class StdoutError(VisiongateError):

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from visiongate.cli import EXIT_OK, EXIT_USAGE
 from visiongate.cli._common import output_directory
-from visiongate.cli._signals import Interrupted, run_until_signal
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from visiongate._demo import (
         SUMMARY_PROSE,
         excerpt,
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from visiongate._demo_proxy import run_proxy_scenario
     from visiongate._demo_table import render_table, terminal_width, wrap
     from visiongate.adapters.mcp._session import McpLimits
+    from visiongate.cli._signals import Interrupted, run_until_signal
 
     output_directory(args.out)  # a file in the way, or no permission: one line, exit 2
     out = Path(args.out).resolve()

@@ -14,9 +14,7 @@ SIGTERM then SIGKILL to its process group: it is never left running.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.cli._common import (
     UsageError,
@@ -29,7 +27,11 @@ from visiongate.cli._common import (
 from visiongate.cli._signals import Interrupted, run_until_signal, signals_raise
 from visiongate.cli.route import add_output_arguments, add_target_arguments, build_router, emit
 
+# Not `typing.TYPE_CHECKING`, and `json` imported where it is used: `mcp --help` (issue 37).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from visiongate.adapters._routed import RoutedResult
     from visiongate.adapters._router import Router
 
@@ -108,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
 def parse_arguments(text: str) -> dict[str, Any] | None:
     """The tool arguments, or None when `text` is not a JSON object."""
+    import json
+
     try:
         value = json.loads(text)
     except ValueError:

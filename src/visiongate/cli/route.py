@@ -9,11 +9,6 @@ names it in `payload_file`). A file that is not a usable image is refused inside
 from __future__ import annotations
 
 import argparse
-import asyncio
-import base64
-import mimetypes
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from visiongate.cli import EXIT_OK, EXIT_TOOL_ERROR
 from visiongate.cli._common import (
@@ -27,10 +22,15 @@ from visiongate.cli._common import (
     reason,
     write_output,
 )
-from visiongate.kernel._files import read_regular_file
 from visiongate.kernel.shapes import API_NAMES  # the shapes' own list; imports nothing heavy
 
+# Not `typing.TYPE_CHECKING`; asyncio, pathlib, base64 and mimetypes imported where they are
+# used: `route --help`, `mcp --help` and `demo --help` import this module (issue 37).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from visiongate.adapters._routed import RoutedResult
     from visiongate.adapters._router import Router
 
@@ -80,12 +80,16 @@ def run(args: argparse.Namespace) -> int:
     for image in args.image:
         check_input_file(image, "image")
     check_gate_inputs(args)
+    import asyncio
+
     router, routed = checked(lambda: asyncio.run(route_files(args)))
     return checked(lambda: emit(router, routed, args))
 
 
 async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
     """Load the gate, read the files, route them as the given source."""
+    from pathlib import Path
+
     router = build_router(args)
     # Absolute, so a `MEDIA:` line still names the file wherever the agent reads it.
     files = [Path(name).resolve() for name in args.image]
@@ -106,6 +110,8 @@ async def route_files(args: argparse.Namespace) -> tuple[Router, RoutedResult]:
 def read_image_file(path: Path) -> bytes:
     """An `--image` file: a regular file of at most `MAX_IMAGE_FILE_BYTES`, else `UsageError`
     (a 2 GB file was read whole, 7.1 GB of memory, before it was refused)."""
+    from visiongate.kernel._files import read_regular_file
+
     try:
         return read_regular_file(path, MAX_IMAGE_FILE_BYTES)
     except OSError as error:
@@ -123,6 +129,9 @@ def build_router(args: argparse.Namespace) -> Router:
 def mcp_result(files: list[Path], text: str) -> dict[str, Any]:
     """An MCP result as a server would send it on the wire: the text, then one image block per
     file, declared by file extension (the router sniffs the bytes and trusts no declaration)."""
+    import base64
+    import mimetypes
+
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for file in files:
         declared = mimetypes.guess_type(file.name)[0] or "application/octet-stream"

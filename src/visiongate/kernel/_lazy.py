@@ -8,8 +8,11 @@ must not pay for the whole package (the engine's gate, the adapters' image stage
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: every command imports this module (issue 37)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
 __all__ = ["lazy_names"]
 

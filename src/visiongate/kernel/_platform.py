@@ -34,7 +34,6 @@ import contextlib
 import os
 import queue
 import select
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -68,11 +67,16 @@ the engine does under a lock takes milliseconds)."""
 _WAIT: Final = 10.0
 _PAUSE: Final = 0.01
 
-NEW_PROCESS_GROUP: Final[dict[str, Any]] = (
-    {"start_new_session": True}
-    if hasattr(os, "setsid")
-    else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-)
+
+def _new_process_group() -> dict[str, Any]:
+    if hasattr(os, "setsid"):
+        return {"start_new_session": True}
+    import subprocess  # only here: a warm `decide` imports this module and starts no process
+
+    return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+
+
+NEW_PROCESS_GROUP: Final[dict[str, Any]] = _new_process_group()
 """`subprocess.Popen` keywords that keep a child out of the terminal's Ctrl-C."""
 
 

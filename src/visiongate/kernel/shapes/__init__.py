@@ -9,13 +9,16 @@ the engine, an image library or an SDK.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Final
+from visiongate.kernel._lazy import lazy_names
 
-from . import anthropic, bedrock, gemini, ollama, openai_chat, openai_responses
-from ._rules import BRIDGE_TEXT, USER_AFTER_TOOL, bridged, user_after_tool_positions
-from ._shape import Image, Limits, Message, Parts, Probe, Shape, data_url
+# Not `typing.TYPE_CHECKING`: the command line's `--help` imports this package for the names.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
+    from ._rules import BRIDGE_TEXT, USER_AFTER_TOOL, bridged, user_after_tool_positions
+    from ._shape import Image, Limits, Message, Parts, Probe, Shape, data_url
+    from ._table import BY_NAME, SHAPES, shape_named
 
 __all__ = [
     "API_NAMES",
@@ -36,28 +39,30 @@ __all__ = [
     "user_after_tool_positions",
 ]
 
-SHAPES: Final[tuple[Shape, ...]] = (
-    anthropic.SHAPE,
-    openai_responses.SHAPE,
-    openai_chat.SHAPE,
-    gemini.SHAPE,
-    bedrock.SHAPE,
-    ollama.SHAPE,
-)
-"""Every shape, in the order the documentation lists them."""
-
-BY_NAME: Final[Mapping[str, Shape]] = MappingProxyType({shape.name: shape for shape in SHAPES})
-
-API_NAMES: Final = tuple(BY_NAME)
+# The two lists of names, written out: `route --help`, `mcp --help` and `probe --help` list
+# them without building the shapes (their dataclasses pull in `inspect`, issue 37);
+# tests/test_shapes.py checks they are the shapes' own, in the same order.
+API_NAMES: Final = ("anthropic", "openai-responses", "openai-chat", "gemini", "bedrock", "ollama")
 """The names of the shapes: the values of a provider's `api`."""
 
-PROBE_APIS: Final = tuple(shape.name for shape in SHAPES if shape.probe is not None)
+PROBE_APIS: Final = ("anthropic", "openai-responses", "openai-chat", "gemini")
 """The shapes `visiongate probe` speaks."""
 
+_HOMES: dict[str, str] = {
+    "BRIDGE_TEXT": "._rules",
+    "USER_AFTER_TOOL": "._rules",
+    "bridged": "._rules",
+    "user_after_tool_positions": "._rules",
+    "Image": "._shape",
+    "Limits": "._shape",
+    "Message": "._shape",
+    "Parts": "._shape",
+    "Probe": "._shape",
+    "Shape": "._shape",
+    "data_url": "._shape",
+    "BY_NAME": "._table",
+    "SHAPES": "._table",
+    "shape_named": "._table",
+}
 
-def shape_named(name: str) -> Shape:
-    """The shape called `name`; a `ValueError` naming the shapes for any other name."""
-    found = BY_NAME.get(name)
-    if found is None:
-        raise ValueError(f"unknown api `{name}`: expected one of {', '.join(API_NAMES)}")
-    return found
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
