@@ -54,6 +54,9 @@ DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """The longest message read from either side; a longer one is skipped and answered."""
 NOTICES_WITHOUT_ANSWER_S: Final = 2.0
 """How long the start-up warnings wait for the first answer before they are said anyway."""
+IDLE_S: Final = 0.03
+"""How long the relay waits for the first answer before it uses the wait: a server that
+answers at once has answered by then (its answer is read as soon as the relay runs)."""
 
 
 @dataclass(frozen=True)
@@ -172,12 +175,22 @@ def _call_router(
 
 
 async def _warm_after_first_answer(downstream: Downstream, calls: DeferredCalls) -> None:
-    try:
-        await asyncio.wait_for(downstream.first_sent.wait(), NOTICES_WITHOUT_ANSWER_S)
-    except TimeoutError:  # a server slow to start: the operator hears the warnings now
-        await asyncio.to_thread(calls.say_notices)
-        await downstream.first_sent.wait()
+    if not await _answered_within(downstream, IDLE_S):
+        # A server still booting: the rules for text that is not ASCII (a handshake with an
+        # emoji or a dash) are compiled while the relay has nothing else to do.
+        await asyncio.to_thread(calls.prepare_cleaning)
+        if not await _answered_within(downstream, NOTICES_WITHOUT_ANSWER_S - IDLE_S):
+            await asyncio.to_thread(calls.say_notices)  # a slow server: the warnings now
+            await downstream.first_sent.wait()
     await asyncio.to_thread(calls.warm)
+
+
+async def _answered_within(downstream: Downstream, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(downstream.first_sent.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 @asynccontextmanager
@@ -237,6 +250,10 @@ class DeferredCalls:
             self.build()
         finally:
             self.say_notices()
+
+    def prepare_cleaning(self) -> None:
+        """Compile the policy's rules for text that is not ASCII (see `Sanitizer.prepare`)."""
+        self.gate_sanitizer.prepare()
 
     def say_notices(self) -> None:
         with self._lock:

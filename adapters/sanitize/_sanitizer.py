@@ -48,6 +48,12 @@ class Sanitizer:
         self._rules: TextRules | None = None
         self._tally: dict[str, dict[str, int]] = {}
 
+    def prepare(self) -> None:
+        """Compile the rules for text that is not ASCII now (once per settings value), so the
+        first such text does not wait for them: a proxy does it while its server boots."""
+        if self._rules is None:
+            self._rules, self._clean = _text_rules(self._settings)
+
     @property
     def settings(self) -> SanitizeSettings:
         """The `sanitize` settings in force."""
