@@ -14,7 +14,10 @@ in this process, the same target), which is the part of the added time that is i
 process to the answer to its `initialize`, for each server directly and through the proxy,
 alternating, N times each (median): the reference server `server-everything` (node, from
 tests/npm), the project's example server (Python, the MCP SDK) and `_relay_server.py`. Goal:
-proxied <= direct + 150 ms.
+proxied <= direct + 150 ms. Also printed, medians too: the CPU time of each life (the command
+and the processes it waited for, so the proxy's server and watchdog with the proxy), and for
+`_relay_server.py` the answer time of a `tools/call` sent right after the handshake, which
+waits for the router the proxy builds once its first answer is out.
 
 `--checks` runs the forwarding checklist (initialize as negotiated, pagination cursors, an
 unknown method, ping, progress, a server-to-client sampling request answered by the client,
@@ -28,12 +31,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -103,6 +108,12 @@ INITIALIZE: Final = {
         "clientInfo": {"name": "bench", "version": "1"},
     },
 }
+FIRST_CALL: Final = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"text": "x"}},
+}
 STARTUP_GOAL_MS: Final = 150.0
 
 
@@ -121,38 +132,90 @@ def startup_servers() -> dict[str, list[str]]:
     return servers
 
 
-def first_answer_ms(command: list[str], env: dict[str, str]) -> float:
-    """From starting `command` to reading its answer to `initialize`, in milliseconds."""
+@dataclass(frozen=True)
+class Life:
+    """One start of a server (or of the proxy in front of it), until it exits."""
+
+    first_answer_ms: float
+    """From starting the command to reading its answer to `initialize`."""
+    first_call_ms: float | None
+    """A `tools/call` of `echo` sent right after the handshake, to its answer (`_relay_server`
+    only: the proxy builds its router meanwhile)."""
+    cpu_ms: float
+    """The CPU time of the command and every process it waited for (the proxy: the server
+    and the watchdog too), over its whole life."""
+
+
+def one_life(command: list[str], env: dict[str, str], *, call: bool = False) -> Life:
+    before = _children_cpu_s()
     start = time.perf_counter()
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-    process.stdin.flush()
-    while line := process.stdout.readline():
-        message = json.loads(line)
-        if message.get("id") == 1:
-            break
+    answer = _ask(process, INITIALIZE)
     elapsed = (time.perf_counter() - start) * 1000
-    assert line and "result" in message, f"no answer to initialize from {command}"
+    assert "result" in answer, f"no answer to initialize from {command}"
+    first_call = None
+    if call:
+        _send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        sent = time.perf_counter()
+        assert "result" in _ask(process, FIRST_CALL), f"no answer to tools/call from {command}"
+        first_call = (time.perf_counter() - sent) * 1000
     process.stdin.close()
     process.wait(timeout=30)
-    return elapsed
+    return Life(elapsed, first_call, (_children_cpu_s() - before) * 1000)
+
+
+def _send(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(message).encode() + b"\n")
+    process.stdin.flush()
+
+
+def _ask(process: subprocess.Popen[bytes], request: dict[str, Any]) -> dict[str, Any]:
+    assert process.stdout is not None
+    _send(process, request)
+    while line := process.stdout.readline():
+        message: dict[str, Any] = json.loads(line)
+        if message.get("id") == request["id"]:
+            return message
+    return {}
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def startup(rounds: int, env: dict[str, str]) -> None:
     print(f"\ntime to the first `initialize` answer, median of {rounds} (alternating):")
     print(f"  {'server':<28} {'direct ms':>10} {'proxied ms':>11} {'added ms':>9}  goal")
+    extra: list[str] = []
     for name, server in startup_servers().items():
         proxied = [sys.executable, "-m", "visiongate", "proxy", *TARGET, "--", *server]
-        direct_ms, proxy_ms = [], []
+        call = server == SERVER
+        direct: list[Life] = []
+        through: list[Life] = []
         for _ in range(rounds):
-            direct_ms.append(first_answer_ms(server, env))
-            proxy_ms.append(first_answer_ms(proxied, env))
-        base, through = statistics.median(direct_ms), statistics.median(proxy_ms)
-        verdict = "met" if through - base <= STARTUP_GOAL_MS else "MISSED"
-        print(f"  {name:<28} {base:10.0f} {through:11.0f} {through - base:+9.0f}  {verdict}")
+            direct.append(one_life(server, env, call=call))
+            through.append(one_life(proxied, env, call=call))
+        base = statistics.median(life.first_answer_ms for life in direct)
+        added = statistics.median(life.first_answer_ms for life in through) - base
+        verdict = "met" if added <= STARTUP_GOAL_MS else "MISSED"
+        print(f"  {name:<28} {base:10.0f} {base + added:11.0f} {added:+9.0f}  {verdict}")
+        cpu = [statistics.median(life.cpu_ms for life in lives) for lives in (direct, through)]
+        extra.append(f"  {name:<28} CPU per life: direct {cpu[0]:.0f} ms, proxied {cpu[1]:.0f} ms")
+        if call:
+            calls = [
+                statistics.median(life.first_call_ms or 0.0 for life in lives)
+                for lives in (direct, through)
+            ]
+            extra.append(
+                f"  {name:<28} first tools/call right after the handshake: direct "
+                f"{calls[0]:.1f} ms, proxied {calls[1]:.1f} ms"
+            )
+    print("\n".join(extra))
 
 
 def proxy_command(trace: Path) -> list[str]:

@@ -56,10 +56,12 @@ NOT_BEFORE_A_MESSAGE = {
 }
 
 
-def modules_at_first_answer(tmp_path: Path) -> set[str]:
+def modules_at_first_answer(tmp_path: Path, prelude: str = "") -> set[str]:
+    """The modules imported when the first answer has been sent (`prelude`: code the probe
+    runs first)."""
     snapshot = tmp_path / "modules.json"
     command = [
-        *(sys.executable, "-c", PROBE, str(snapshot)),
+        *(sys.executable, "-c", prelude + PROBE, str(snapshot)),
         *("proxy", "--provider", "anthropic", "--model", "claude-sonnet-4-5"),
         *("--", sys.executable, "-c", INSTANT_SERVER),
     ]
@@ -93,3 +95,44 @@ def test_the_proxy_answers_first_with_no_image_stage_ocr_http_client_validator_o
         forbidden = NOT_BEFORE_A_MESSAGE if warm else NOT_BEFORE_A_MESSAGE - {"cerberus"}
         assert not roots & forbidden, (warm, sorted(roots & forbidden))
         assert not {module for module in modules if module.startswith(stages)}
+
+
+# What else waits for the first answer (issue 37, round seven): the tool-call modules, the
+# sanitizer's character rules (an ASCII handshake needs none), `regex`, and the model catalog
+# and provider registry, which resolving the target for its start-up warnings loads.
+NOT_BEFORE_THE_FIRST_ANSWER = (
+    "visiongate.adapters.proxy._calls",
+    "visiongate.adapters.proxy._tools",
+    "visiongate.adapters.proxy._view",
+    "visiongate.adapters._routed",
+    "visiongate.adapters.wire._text",
+    "visiongate.adapters.sanitize._text",
+    "visiongate.adapters.sanitize._invisible",
+    "visiongate.engine.facts._tables",
+    "regex",
+)
+VIOLATION = """
+import visiongate.adapters.proxy._calls, visiongate.engine.facts._tables, regex
+"""
+"""Imported by the probe before the proxy starts: what the budget must then report."""
+
+
+def over_budget(modules: set[str]) -> list[str]:
+    roots = {module.split(".")[0] for module in modules}
+    early = [name for name in NOT_BEFORE_THE_FIRST_ANSWER if name in modules or name in roots]
+    return sorted({*early, *(roots & NOT_BEFORE_A_MESSAGE)})
+
+
+def test_the_first_answer_waits_for_no_tool_call_module_character_table_or_catalog(
+    tmp_path: Path,
+) -> None:
+    modules_at_first_answer(tmp_path)  # the policy's compile cache is warm from here on
+    assert over_budget(modules_at_first_answer(tmp_path)) == []
+
+
+def test_the_budget_reports_a_deliberate_violation(tmp_path: Path) -> None:
+    modules_at_first_answer(tmp_path)
+    reported = over_budget(modules_at_first_answer(tmp_path, VIOLATION))
+    assert {"regex", "visiongate.adapters.proxy._calls", "visiongate.engine.facts._tables"} <= {
+        *reported
+    }

@@ -4,9 +4,11 @@ HTTP endpoint, `relay_session`), the server over stdio or HTTP.
 Start-up is ordered for a fast handshake: the command line starts the server first
 (`mcp._child.start_server`, a fork and an exec, before the engine is even imported), then
 loads the gate while the server boots; the relay needs only the policy's `sanitize` settings
-to clean the server's `initialize` answer. The router, the image stage and the vision
-backends (about 0.3 s of imports) are built in a thread once the first answer has reached
-the client (`DeferredCalls`), before the first tool result needs them.
+to clean the server's `initialize` answer. Once the first answer has reached the client, a
+warm-up thread says the operator's start-up warnings (resolving the target loads the model
+catalog and the provider registry) and builds the tool-call modules, the router, the image
+stage and the vision backends (about 0.3 s of imports; `DeferredCalls`), before the first
+tool result needs them.
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from visiongate.engine import Gate
 from visiongate.kernel._display import visible
 
 from ..mcp._child import Child, SpawnError, server_label, start_server
 from ..sanitize._line import untrusted_line
 from ..sanitize._sanitizer import Sanitizer
-from ._calls import Call, CallRouter, ProxyTarget
+from ._call import ProxyTarget
 from ._downstream import Downstream, open_downstream
 from ._upstream import Unstarted, Upstream, http_upstream, stdio_upstream
 from .relay import Relay, log
@@ -33,6 +34,10 @@ from .relay import Relay, log
 if TYPE_CHECKING:
     from visiongate.adapters._router import Router
     from visiongate.adapters.vision import VisionBackend
+    from visiongate.engine import Gate
+
+    from ._call import Call
+    from ._calls import CallRouter
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -47,6 +52,11 @@ __all__ = [
 DEFAULT_TIMEOUT_S: Final = 120.0
 DEFAULT_MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """The longest message read from either side; a longer one is skipped and answered."""
+NOTICES_WITHOUT_ANSWER_S: Final = 2.0
+"""How long the start-up warnings wait for the first answer before they are said anyway."""
+IDLE_S: Final = 0.03
+"""How long the relay waits for the first answer before it uses the wait: a server that
+answers at once has answered by then (its answer is read as soon as the relay runs)."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +85,17 @@ async def serve(
     started: Child | SpawnError | None = None,
     input_fd: int = 0,
     output_fd: int = 1,
+    notices: Callable[[], None] | None = None,
 ) -> int:
     """Relay until the client closes its input (0) or the server goes away, or could not be
-    started or reached (2: the client's requests are answered with the reason first)."""
+    started or reached (2: the client's requests are answered with the reason first).
+
+    `notices` says the operator's start-up warnings: called once, in the warm-up thread, when
+    the first answer is on its way or the server has taken `NOTICES_WITHOUT_ANSWER_S` without
+    one (the caller says them at the end of a session that never got that far)."""
     downstream = await open_downstream(options.max_message_bytes, input_fd, output_fd)
     try:
-        return await relay_session(gate, options, downstream, started=started)
+        return await relay_session(gate, options, downstream, started=started, notices=notices)
     finally:
         await downstream.close()
 
@@ -96,6 +111,7 @@ async def relay_session(
     errlog: TextIO | None = None,
     relay_ended: Callable[[], None] | None = None,
     upstream_context: AbstractAsyncContextManager[Any] | None = None,
+    notices: Callable[[], None] | None = None,
 ) -> int:
     """One client's session with one server (started now, or `started` already, or the
     one `upstream_context` gives: a gateway's shared server, `adapters.gateway._shared`): the
@@ -104,13 +120,14 @@ async def relay_session(
 
     `session` goes into every record (`proxy.session`), `vision` gives the auxiliary backend
     (None: the router builds its own from the config), `errlog` takes the server's standard
-    error (default: this process's) and `relay_ended` is called once the relay is done,
-    before the server is stopped."""
+    error (default: this process's), `relay_ended` is called once the relay is done, before
+    the server is stopped, and `notices` as `serve` says."""
     async with upstream_context or _upstream(options, started, errlog) as upstream:
         calls = DeferredCalls(
             gate,
             options,
             lambda: _call_router(gate, options, upstream, session=session, vision=vision),
+            notices=notices,
         )
         relay = Relay(
             downstream,
@@ -140,6 +157,7 @@ def _call_router(
 ) -> CallRouter:
     from visiongate.adapters._router import Router
 
+    from ._calls import CallRouter
     from ._view import VIEW_TOOL
 
     image_tool = VIEW_TOOL if options.image_tool else None
@@ -157,8 +175,22 @@ def _call_router(
 
 
 async def _warm_after_first_answer(downstream: Downstream, calls: DeferredCalls) -> None:
-    await downstream.first_sent.wait()
-    await asyncio.to_thread(calls.build)
+    if not await _answered_within(downstream, IDLE_S):
+        # A server still booting: the rules for text that is not ASCII (a handshake with an
+        # emoji or a dash) are compiled while the relay has nothing else to do.
+        await asyncio.to_thread(calls.prepare_cleaning)
+        if not await _answered_within(downstream, NOTICES_WITHOUT_ANSWER_S - IDLE_S):
+            await asyncio.to_thread(calls.say_notices)  # a slow server: the warnings now
+            await downstream.first_sent.wait()
+    await asyncio.to_thread(calls.warm)
+
+
+async def _answered_within(downstream: Downstream, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(downstream.first_sent.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 @asynccontextmanager
@@ -189,18 +221,45 @@ class DeferredCalls:
     Cleaning the handshake needs only the policy's `sanitize` settings; what listings teach
     and the counts of what was cleaned before the router exists are kept and handed over."""
 
-    def __init__(self, gate: Gate, options: ProxyOptions, build: Callable[[], CallRouter]) -> None:
+    def __init__(
+        self,
+        gate: Gate,
+        options: ProxyOptions,
+        build: Callable[[], CallRouter],
+        *,
+        notices: Callable[[], None] | None = None,
+    ) -> None:
         self._gate = gate
         self._image_tool = options.image_tool
         self._build = build
         self._lock = threading.Lock()
         self._real: CallRouter | None = None
         self._early: list[tuple[str, Any]] = []
+        self._notices = notices
 
     @property
     def gate_sanitizer(self) -> Sanitizer:
         """A fresh sanitizer with the `sanitize` settings of the policy in force."""
         return Sanitizer(self._gate.compiled.policy.sanitize)
+
+    def warm(self) -> None:
+        """The warm-up thread's work once the first answer is on its way: the router (and the
+        modules the first tool call needs), then the start-up warnings, which resolving the
+        target for the router has made cheap: a tool call sent at once waits for less."""
+        try:
+            self.build()
+        finally:
+            self.say_notices()
+
+    def prepare_cleaning(self) -> None:
+        """Compile the policy's rules for text that is not ASCII (see `Sanitizer.prepare`)."""
+        self.gate_sanitizer.prepare()
+
+    def say_notices(self) -> None:
+        with self._lock:
+            notices, self._notices = self._notices, None
+        if notices is not None:
+            notices()
 
     def build(self) -> CallRouter:
         with self._lock:

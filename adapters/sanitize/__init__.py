@@ -10,8 +10,21 @@ MCP tool result and `_listings` the tool, resource and prompt listings and proto
 the wire shape (whatever SDK made them), technical fields included. `_media` marks
 `MEDIA:` lines that are not the router's under every Unicode line-breaking rule (tables in
 `_media_tables`), and `_line` makes a server's words one clean line for error messages.
+
+`Sanitizer` is imported on first use: the proxy imports `_line` and `_media` to name its server
+and mark `MEDIA:` lines before its first answer, and must not pay for compiling the character
+rules (`_text`) that only text that is not ASCII needs (issue 37).
 """
 
-from ._sanitizer import Sanitizer
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from visiongate.kernel._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ._sanitizer import Sanitizer
 
 __all__ = ["Sanitizer"]
+
+__getattr__, __dir__ = lazy_names(__name__, {"Sanitizer": "._sanitizer"}, __all__)

@@ -33,6 +33,7 @@ from typing import Final
 
 from visiongate.engine import INVISIBLE_CHANNELS
 
+from ._flags import BLACK_FLAG, CANCEL_TAG
 from ._invisible_data import TABLES
 from ._words import joiner_in_a_code, mark_changes_nothing
 
@@ -53,10 +54,6 @@ __all__ = [
     "variation_bases",
 ]
 
-BLACK_FLAG: Final = "\U0001f3f4"
-"""WAVING BLACK FLAG, the base of every emoji tag sequence (UTS #51 Annex C)."""
-CANCEL_TAG: Final = "\U000e007f"
-"""Ends an emoji tag sequence."""
 ZWJ: Final = "\u200d"
 VARIATION_SELECTOR_16: Final = "\ufe0f"
 """Emoji presentation: the selector emoji sequences use."""

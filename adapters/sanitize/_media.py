@@ -17,7 +17,7 @@ that can spell the word, and only those are checked in Python.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final
 
 from ._media_tables import WORD, Ranges, folded, table
@@ -43,15 +43,32 @@ def _word_pattern() -> str:
     return invisible.join(f"[{_char_class(table(letter))}]" for letter in WORD)
 
 
-_LEADING: Final = f"([{_char_class(table('leading'))}]*)"
-# A separator (consumed) and the leading run; the lookahead leaves the word for the check.
-# Starting with a plain class lets the regex engine skip ahead fast; the text start is
-# matched on its own.
-_CANDIDATE: Final = re.compile(
-    f"[{_char_class(table('separators'))}]{_LEADING}(?={_word_pattern()})"
-)
-_START: Final = re.compile(f"{_LEADING}(?={_word_pattern()})")
-_INVISIBLE: Final = re.compile(f"[{_char_class(table('invisible'))}]")
+@cache
+def _candidate() -> re.Pattern[str]:
+    """A separator (consumed) and the leading run; the lookahead leaves the word for the check.
+    Starting with a plain class lets the regex engine skip ahead fast; the text start is
+    matched on its own (`_start`). Compiled on first need, as the other two patterns: text
+    that cannot hold the word never needs them (see `mark_unverified_media`)."""
+    return re.compile(f"[{_char_class(table('separators'))}]{_leading()}(?={_word_pattern()})")
+
+
+@cache
+def _start() -> re.Pattern[str]:
+    return re.compile(f"{_leading()}(?={_word_pattern()})")
+
+
+@cache
+def _invisible() -> re.Pattern[str]:
+    return re.compile(f"[{_char_class(table('invisible'))}]")
+
+
+def _leading() -> str:
+    return f"([{_char_class(table('leading'))}]*)"
+
+
+_ASCII_WORD: Final = re.compile(re.escape(WORD), re.IGNORECASE | re.ASCII)
+"""The word in ASCII text, which has no invisible or compatibility characters: where it is
+absent, no line can read as `MEDIA:`."""
 
 
 def mark_unverified_media(text: str) -> tuple[str, int]:
@@ -61,8 +78,10 @@ def mark_unverified_media(text: str) -> tuple[str, int]:
     The mark goes right before the word, after any leading spaces or invisible characters,
     so the line can no longer start with `MEDIA:` whatever a consumer strips from its start.
     """
-    words = [match.end() for match in _CANDIDATE.finditer(text)]
-    first = _START.match(text)
+    if text.isascii() and _ASCII_WORD.search(text) is None:
+        return text, 0
+    words = [match.end() for match in _candidate().finditer(text)]
+    first = _start().match(text)
     if first is not None:
         words.insert(0, first.end())
     pieces: list[str] = []
@@ -97,4 +116,4 @@ def reads_as_media(text: str, start: int) -> bool:
 @lru_cache(maxsize=_FOLDS_KEPT)
 def _fold(char: str) -> str:
     """How a lenient consumer reads `char`: nothing if invisible, else its folded form."""
-    return "" if _INVISIBLE.match(char) is not None else folded(char)
+    return "" if _invisible().match(char) is not None else folded(char)

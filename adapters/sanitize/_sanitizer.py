@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from visiongate.engine import SanitizeSettings
 
+from ._flags import tag_sequence
 from ._keys import is_reserved_meta_key
-from ._text import Counts, TextRules, clean_text, compile_text_rules, tag_sequence
+
+if TYPE_CHECKING:
+    # The character rules (`_text`) load with the first text that is not ASCII: a proxy
+    # cleans its ASCII handshake without them (issue 37).
+    from ._text import Counts, TextRules
 
 __all__ = ["Sanitizer"]
 
@@ -30,7 +35,9 @@ class Sanitizer:
     whatever needs no cleaning comes back as the same object.
     """
 
-    __slots__ = ("_rules", "_settings", "_tally")
+    __slots__ = ("_clean", "_rules", "_settings", "_tally")
+    _clean: Callable[[str, TextRules], tuple[str, Counts]]
+    """`_text.clean_text`, set with `_rules`."""
 
     def __init__(self, settings: SanitizeSettings | None = None) -> None:
         self._settings = settings if settings is not None else SanitizeSettings()
@@ -40,6 +47,12 @@ class Sanitizer:
             tag_sequence(tag)
         self._rules: TextRules | None = None
         self._tally: dict[str, dict[str, int]] = {}
+
+    def prepare(self) -> None:
+        """Compile the rules for text that is not ASCII now (once per settings value), so the
+        first such text does not wait for them: a proxy does it while its server boots."""
+        if self._rules is None:
+            self._rules, self._clean = _text_rules(self._settings)
 
     @property
     def settings(self) -> SanitizeSettings:
@@ -52,8 +65,8 @@ class Sanitizer:
         if text.isascii():
             return text
         if self._rules is None:
-            self._rules = compile_text_rules(self._settings)
-        cleaned, counts = clean_text(text, self._rules)
+            self._rules, self._clean = _text_rules(self._settings)
+        cleaned, counts = self._clean(text, self._rules)
         if counts:
             self._add(surface, counts)
         return cleaned
@@ -148,6 +161,16 @@ class Sanitizer:
             if kind.endswith(_FLAGGED) and kind not in kinds:
                 _warn_flagged(surface, kind, count)
             kinds[kind] = kinds.get(kind, 0) + count
+
+
+def _text_rules(
+    settings: SanitizeSettings,
+) -> tuple[TextRules, Callable[[str, TextRules], tuple[str, Counts]]]:
+    """The compiled rules (cached per settings value) and the function that applies them,
+    imported here, once per sanitizer, so a text's cleaning pays no import statement."""
+    from ._text import clean_text, compile_text_rules
+
+    return compile_text_rules(settings), clean_text
 
 
 def _warn_flagged(surface: str, kind: str, count: int) -> None:

@@ -31,6 +31,7 @@ from ._bulk._runs import lone_selectors, split_runs
 from ._bulk._scan import ORDER, scanner_for
 from ._bulk._tags import strip_tags
 from ._bulk._utf8 import encoded
+from ._flags import tag_sequence
 from ._invisible import (
     BLACK_FLAG,
     CANCEL_TAG,
@@ -65,13 +66,6 @@ FLOOD_KIND: Final = "combining_marks"
 _SKIN_TONES: Final = frozenset(range(0x1F3FB, 0x1F400))
 _TAG_FIRST, _TAG_LAST = "\U000e0000", "\U000e007f"
 _ASCII_AND_TAGS: Final = re.compile("[\x00-\x7f\U000e0000-\U000e007f]*")
-
-
-def tag_sequence(tag_text: str) -> str:
-    """The tag characters spelling `tag_text`, plus CANCEL TAG (`gbeng` → U+E0067 … U+E007F)."""
-    if not tag_text or not all(" " <= char <= "~" for char in tag_text):
-        raise ValueError(f"allowed flag tag `{tag_text}` is not printable ascii")
-    return "".join(chr(0xE0000 + ord(char)) for char in tag_text) + CANCEL_TAG
 
 
 @lru_cache(maxsize=16)

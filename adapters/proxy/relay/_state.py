@@ -9,19 +9,21 @@ import sys
 from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final
-
-from anyio.abc import TaskGroup
-
-from visiongate.engine import Gate
+from typing import TYPE_CHECKING, Any, Final
 
 from ...sanitize._line import untrusted_line
 from .._call import Call
-from .._calls import CallRouter
 from .._downstream import ClientGone, Downstream
 from .._jsonrpc import UPSTREAM_CLOSED, IdKey, error_response, id_key
 from .._own import OwnRequests
 from .._upstream import Upstream, UpstreamClosed
+
+if TYPE_CHECKING:  # the tool-call modules load after the first answer (see `.._serve`)
+    from anyio.abc import TaskGroup
+
+    from visiongate.engine import Gate
+
+    from .._calls import CallRouter
 
 UPSTREAM_GONE: Final = 2
 """Exit status when the server exited or closed its output (as `mcp call` reports it)."""

@@ -124,7 +124,8 @@ def one_line(
     if unprintable == "escape":
         text = visible(text)
     elif unprintable == "space":
-        text = _unsafe().sub(" ", text)
+        # In ASCII the unsafe class holds only the controls: no `regex` for a plain line.
+        text = _CONTROLS.sub(" ", text) if text.isascii() else _unsafe().sub(" ", text)
     elif unprintable == "space_controls":
         text = _CONTROLS.sub(" ", text)
     line = " ".join(text.split())

@@ -29,6 +29,8 @@ import argparse
 import os
 import shutil
 import sys
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from visiongate.cli import EXIT_USAGE
@@ -145,18 +147,24 @@ def _gate_and_relay(
     from visiongate.adapters.proxy._downstream import protect_stdout
     from visiongate.cli._signals import run_until_signal
 
-    gate, options = checked(lambda: proxy_options(args, command, headers))
+    gate, options = checked(lambda: proxy_options(args, command, headers, notices_now=False))
+    notices = _StartNotices(gate, options.target.provider, options.target.model)
     try:
         with protect_stdout():
-            return checked(lambda: run_until_signal(lambda: _session(gate, options, started)))
+            return checked(
+                lambda: run_until_signal(lambda: _session(gate, options, started, notices.say))
+            )
     finally:
+        notices.say()  # the session ended before its first answer: they are said all the same
         gate.close()
 
 
-async def _session(gate: Any, options: ProxyOptions, started: Any) -> int:
+async def _session(
+    gate: Any, options: ProxyOptions, started: Any, say_notices: Callable[[], None]
+) -> int:
     from visiongate.adapters.proxy import serve
 
-    return await serve(gate, options, started=started)
+    return await serve(gate, options, started=started, notices=say_notices)
 
 
 def proxy_options(
@@ -165,9 +173,11 @@ def proxy_options(
     headers: dict[str, str],
     *,
     extra_trace: Any = None,
+    notices_now: bool = True,
 ) -> tuple[Any, ProxyOptions]:
     """The gate and the relay's options from the command line (`extra_trace`: one more trace
-    sink, the gateway's metrics)."""
+    sink, the gateway's metrics). The target's warnings are said on stderr now, unless
+    `notices_now` is false: the stdio proxy says them once its first answer is on its way."""
     from visiongate.adapters.proxy import DEFAULT_MAX_MESSAGE_BYTES, ProxyOptions, ProxyTarget
     from visiongate.adapters.proxy.clients._config import CLIENT_LIMITS, DEFAULT_MAX_RESULT_BYTES
     from visiongate.engine import Gate
@@ -179,12 +189,14 @@ def proxy_options(
     trace = [sink for sink in (args.trace, extra_trace) if sink is not None]
     gate = Gate.load(args.policy, args.config, args.catalog, args.registry, trace=trace or None)
     provider, model = target_model(args, gate)
-    _say_notices(gate, provider, model)
+    if notices_now:
+        _say_notices(gate, provider, model)
     limit = args.max_result_bytes or CLIENT_LIMITS.get(args.client or "", DEFAULT_MAX_RESULT_BYTES)
     watch = args.policy is not None and os.path.isfile(args.policy)
     if watch:
         gate.watch()
-    if args.catalog is None and gate.resolver.config.catalog_refresh:
+    # `gate.config`, not the resolver's: the catalog and registry load after the first answer.
+    if args.catalog is None and gate.config.catalog_refresh:
         from visiongate.engine.facts._catalog_store import URL_ENV, CatalogRefresher
 
         # `$VISIONGATE_CATALOG_URL` wins over the config's `models_dev.url`, as in `update`.
@@ -210,6 +222,32 @@ def _say_notices(gate: Any, provider: str, model: str) -> None:
 
     for line in target_notices(gate, provider, model):
         print(f"visiongate proxy: {line}", file=sys.stderr, flush=True)
+
+
+class _StartNotices:
+    """`_say_notices`, once: from the relay's warm-up thread when the first answer is on its
+    way (resolving the target loads the model catalog and the provider registry, work the
+    client's handshake need not wait for), or at the end of a session that never answered."""
+
+    def __init__(self, gate: Any, provider: str, model: str) -> None:
+        self._target = (gate, provider, model)
+        self._lock = threading.Lock()
+        self._said = False
+
+    def say(self) -> None:
+        with self._lock:
+            if self._said:
+                return
+            self._said = True
+            try:
+                _say_notices(*self._target)
+            except Exception as error:  # the warnings are lost, not the session: said so
+                from visiongate.adapters.sanitize._line import untrusted_line
+
+                text = untrusted_line(f"{type(error).__name__}: {error}", 200)
+                print(
+                    f"visiongate proxy: cannot say the target's warnings: {text}", file=sys.stderr
+                )
 
 
 def _print_config(args: argparse.Namespace, command: list[str]) -> int:
