@@ -29,6 +29,18 @@ PLAYWRIGHT = NPM_DIR / "node_modules" / ".bin" / "playwright-mcp"
 HOSTILE = str(Path(__file__).parent / "_hostile_proxy.py")
 VISION = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
 TEXT_ONLY = ["--provider", "deepseek", "--model", "deepseek-chat"]
+INITIALIZE_PARAMS: dict[str, Any] = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "test", "version": "1"},
+}
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": INITIALIZE_PARAMS,
+}
+"""A client's first message, as a raw client writes it on the proxy's stdin."""
 INSTANT_SERVER = """
 import json, sys
 for line in sys.stdin:
@@ -178,11 +190,7 @@ class RawClient:
                 return message
 
     async def initialize(self) -> dict[str, Any]:
-        params = {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        }
+        params = {**INITIALIZE_PARAMS, "clientInfo": {"name": "raw", "version": "1"}}
         answer = await self.request("initialize", params)
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer

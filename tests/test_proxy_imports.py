@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _proxy_helpers import INSTANT_SERVER
+from _proxy_helpers import INITIALIZE, INSTANT_SERVER
 
 ROOT = Path(__file__).parent.parent
 # The proxy, with its modules written down the moment its first answer has been sent (where
@@ -30,16 +30,6 @@ _serve._warm_after_first_answer = snapshot
 from visiongate.cli import main
 sys.exit(main(sys.argv[2:]))
 """
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 NOT_BEFORE_A_MESSAGE = {
     "PIL",
     "httpx",

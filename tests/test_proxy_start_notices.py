@@ -16,23 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from _proxy_helpers import INSTANT_SERVER, proxy_argv, proxy_env
+from _proxy_helpers import INITIALIZE, INSTANT_SERVER, proxy_argv, proxy_env
 
 MISSPELT = ("--provider", "openruter", "--model", "anthropic/claude-sonnet-4.5")
 WARNING = (
     "visiongate proxy: warning: provider `openruter` is in neither providers.yaml nor the "
     "catalog, so its route refuses: did you mean `openrouter`?"
 )
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 SLOW_SERVER = "import time; time.sleep(6)\n" + INSTANT_SERVER
 """Answers every request, but only after six seconds."""
 
