@@ -95,6 +95,35 @@ def xdist_group(item: pytest.Item) -> str | None:
     return next((GROUPS[use] for use in heavy_uses(item) if use in GROUPS), None)
 
 
+LONGEST_FIRST: Final = (
+    "test_proxy_policy_path.py",
+    "test_proxy_signals.py",
+    "test_exit_codes.py",
+    "test_policy_fuzz.py",
+    "test_proxy_ctrl_c.py",
+    "test_proxy_hostile_peers.py",
+    "test_cli_streams.py",
+    "test_gateway_hygiene.py",
+    "test_mcp_client_limits.py",
+    "test_mcp_sdk_versions.py",
+    "test_agent_frameworks.py",
+    "test_gateway_nginx.py",
+)
+"""The files that take longest on one worker (30-60 s each, `--durations` of whole runs),
+none of a group: `--dist loadfile` hands files to the workers in collection order, so these
+start first and a run does not end on one long file begun last."""
+
+
+def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """`items` with the files of `LONGEST_FIRST` first, in its order; the rest as collected."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    order = {id(item): index for index, item in enumerate(items)}
+    return sorted(
+        items,
+        key=lambda item: (rank.get(Path(str(item.path)).name, len(rank)), order[id(item)]),
+    )
+
+
 def _unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:
     inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
     return inspect.unwrap(inner or function)

@@ -13,7 +13,7 @@ import pytest
 from _cpu import measured
 from _leftovers import mark_this_process, stop_leftovers
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
-from _slow import REPORT_SECONDS, slow_reason, xdist_group
+from _slow import REPORT_SECONDS, longest_first, slow_reason, xdist_group
 
 from visiongate.kernel._platform import exclusive
 
@@ -54,6 +54,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 # suite runs `--dist loadfile` and `_one_group_at_a_time` below keeps the groups apart.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items[:] = longest_first(items)
     for item in items:
         if item.get_closest_marker("slow") is None and (reason := slow_reason(item)):
             item.add_marker(pytest.mark.slow(reason=reason))
