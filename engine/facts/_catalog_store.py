@@ -30,7 +30,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
@@ -39,7 +38,7 @@ from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._files import read_regular_file
 
 from .._diagnostics import PolicyError
-from .._files import replace_file
+from .._files import bundled_data, replace_file
 from ._catalog import ModelCatalog
 from ._catalog_changes import Change, catalog_changes, shrink
 from ._catalog_read import BUNDLED_FILE, source_date
@@ -161,7 +160,7 @@ def _load_refreshed(path: Path) -> ModelCatalog:
 def _bundled_stamp() -> str:
     """The bundled snapshot's revision time, UTC, from its `_source` line (the file's first
     entry), read without parsing the snapshot: choosing must not load both catalogs."""
-    with (resources.files("visiongate.policies") / BUNDLED_FILE).open(encoding="utf-8") as stream:
+    with bundled_data(BUNDLED_FILE).open(encoding="utf-8") as stream:
         head = stream.read(_HEAD)
     for line in head.splitlines()[1:3]:
         if line.startswith('"_source":'):
