@@ -142,9 +142,7 @@ def _bundled_file(name: str) -> str:
 
 def bundled_policy_names() -> list[str]:
     """Names of the policies shipped with the package: `default` and `examples/<name>`."""
-    from importlib import resources
-
-    root = resources.files("visiongate.policies")
+    root = bundled_data()
     names = [
         item.name.removesuffix(".yaml")
         for item in root.iterdir()

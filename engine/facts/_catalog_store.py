@@ -29,9 +29,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from visiongate.kernel._errors import VisiongateError
@@ -40,10 +39,13 @@ from visiongate.kernel._files import read_regular_file
 from .._diagnostics import PolicyError
 from .._files import bundled_data, replace_file
 from ._catalog import ModelCatalog
-from ._catalog_changes import Change, catalog_changes, shrink
 from ._catalog_read import BUNDLED_FILE, source_date
-from ._catalog_snapshot import snapshot_text
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ._catalog_changes import Change
 
 __all__ = [
     "DEFAULT_TTL",
@@ -192,6 +194,8 @@ def _stamp_of(source: str) -> str:
 
 
 def _utc(stamp: str) -> str:
+    from datetime import UTC, datetime  # choosing a refreshed copy's only (2 ms, issue 37)
+
     try:
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
@@ -220,6 +224,10 @@ def update_catalog(
 ) -> Updated:
     """Fetch, check and store the catalog; raise `CatalogUpdateError` (one line) otherwise,
     and when it would drop most of the catalog in use (unless `accept_shrink`)."""
+    from datetime import UTC, datetime
+
+    from ._catalog_changes import catalog_changes, shrink
+
     url = catalog_url(url)
     before = current_catalog(cache)
     try:
@@ -256,6 +264,8 @@ def update_catalog(
     document.setdefault("_source", f"models.dev api.json fetched from {url} at {stamp}")
     path = refreshed_path(cache)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ._catalog_snapshot import snapshot_text
+
     replace_file(path, snapshot_text(document).encode("utf-8"), prefix=".catalog-", sync=True)
     return Updated(
         path,
