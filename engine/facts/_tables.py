@@ -41,7 +41,14 @@ from typing import Any, Final, TypeVar
 from .._compile_cache import cache_directory, engine_fingerprint
 from .._files import bundled_data, keep_newest, replace_file
 
-__all__ = ["MAX_ENTRIES", "cached_bundled_table", "cached_table"]
+__all__ = [
+    "MAX_ENTRIES",
+    "bundled_identity",
+    "cached_bundled_table",
+    "cached_table",
+    "recall_entry",
+    "remember_entry",
+]
 
 logger = logging.getLogger("visiongate")
 
@@ -67,14 +74,38 @@ def cached_bundled_table(
     """The table `build` makes from the text of `name`, a file of `visiongate.policies`,
     keyed by the file's path, size and modification time: read only when the table is."""
     source = bundled_data(name)
-    if not isinstance(source, Path):  # a zipped installation: no stat, keyed by content
+    identity = bundled_identity(name)
+    if identity is None:  # a zipped installation: no stat, keyed by content
         text = source.read_text("utf-8")
         return cached_table(kind, text, lambda: build(text), expected)
-    status = source.stat()
-    identity = f"{source}\0{status.st_size}\0{status.st_mtime_ns}"
     # `\1`, not the `\0` of a content key: no text can stand for a file's identity.
     path = _entry_path(kind.encode() + b"\1" + _encoded(identity))
     return _cached(path, lambda: build(source.read_text("utf-8")), expected)
+
+
+def bundled_identity(name: str) -> str | None:
+    """The path, size and modification time of a bundled file; None when it is no file on
+    disk (a zipped installation)."""
+    source = bundled_data(name)
+    if not isinstance(source, Path):
+        return None
+    status = source.stat()
+    return f"{source}\0{status.st_size}\0{status.st_mtime_ns}"
+
+
+def recall_entry(folder: str, key: bytes, expected: type[_T]) -> _T | None:
+    """The sound entry stored in `facts/<folder>` under `key` (with the engine's
+    fingerprint), else None; a damaged one is refused with one warning line."""
+    path = _entry_path(key, folder)
+    return None if path is None else _recall(path, expected)
+
+
+def remember_entry(folder: str, key: bytes, value: object, keep: int) -> None:
+    """Store `value` under `key`, the folder kept to its newest `keep` entries; failures to
+    write are logged, never raised."""
+    path = _entry_path(key, folder)
+    if path is not None:
+        _remember(path, value, keep)
 
 
 def _encoded(text: str) -> bytes:
@@ -92,7 +123,7 @@ def _cached(path: Path | None, build: Callable[[], _T], expected: type[_T]) -> _
     return table
 
 
-def _entry_path(key: bytes) -> Path | None:
+def _entry_path(key: bytes, folder: str = "") -> Path | None:
     directory = cache_directory()
     if directory is None:
         return None
@@ -102,7 +133,7 @@ def _entry_path(key: bytes) -> Path | None:
         logger.debug("visiongate: fact tables off, no engine fingerprint: %s", error)
         return None
     digest = hashlib.sha256(key)
-    return directory / "facts" / f"{digest.hexdigest()[:32]}-{fingerprint}.table"
+    return directory / "facts" / folder / f"{digest.hexdigest()[:32]}-{fingerprint}.table"
 
 
 @functools.lru_cache(maxsize=1)  # one engine per process
@@ -168,7 +199,7 @@ def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
     return MappingProxyType(mapping)
 
 
-def _remember(path: Path, table: object) -> None:
+def _remember(path: Path, table: object, keep: int = MAX_ENTRIES) -> None:
     buffer = io.BytesIO()
     writer = pickle.Pickler(buffer, protocol=5)
     writer.dispatch_table = {
@@ -181,6 +212,6 @@ def _remember(path: Path, table: object) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         data = FORMAT + hashlib.sha256(body).digest() + body
         replace_file(path, data, prefix=".table-", suffix=".tmp", sync=False)
-        keep_newest(path.parent, "*.table", MAX_ENTRIES)
+        keep_newest(path.parent, "*.table", keep)
     except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
         logger.debug("visiongate: fact table %s not written: %s", path, error)

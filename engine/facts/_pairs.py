@@ -1,0 +1,75 @@
+"""The first decision's facts, kept between processes: one (provider, model) resolved with the
+defaults (issue 37).
+
+A `visiongate decide --provider X --model Y` resolves one pair and exits; with every input
+the default one (the bundled catalog and registry, no agent config, no routes file) its
+facts depend on those files only, so they are kept, and the next process for that pair
+reads them back instead of loading the 800 KB catalog's table and the registry's.
+
+- Keyed by the pair as given, the bundled catalog's and registry's path, size and
+  modification time, `OLLAMA_HOST` and (in the entry's name) the engine's fingerprint, which
+  holds the package version: another catalog, registry or engine meets another entry.
+- Not kept, nor read, when a refreshed catalog or a routes file is there (what they say is
+  read, and said, at each run), nor when an answer in the facts ages (a local runtime's).
+- An entry of the fact tables (`_tables`), in their `pairs/` folder (the newest `MAX_PAIRS`
+  kept): validated the same way, refused with one warning line when damaged (the facts are
+  then resolved as if there were none and kept again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Final
+
+from ._catalog_read import BUNDLED_FILE as CATALOG_FILE
+from ._catalog_store import refreshed_path
+from ._resolver import ResolvedFacts
+from ._routes import default_routes_path
+from ._tables import bundled_identity, recall_entry, remember_entry
+from .registry._route import BUNDLED_FILE as REGISTRY_FILE
+
+__all__ = ["FOLDER", "MAX_PAIRS", "resolved_pair"]
+
+FOLDER: Final = "pairs"
+"""In the fact tables' folder, apart: many pairs never push the catalog's table out."""
+MAX_PAIRS: Final = 256
+
+
+def resolved_pair(provider: str, model: str, resolve: Callable[[], ResolvedFacts]) -> ResolvedFacts:
+    """The facts of `provider` and `model` under the default inputs: from their entry when
+    there is a sound one, else `resolve()` (kept for the next process when it may be)."""
+    key = _key(provider, model)
+    if key is None:
+        return resolve()
+    found = recall_entry(FOLDER, key, ResolvedFacts)
+    if found is not None:
+        return found
+    resolved = resolve()
+    if resolved.expires is None:
+        remember_entry(FOLDER, key, resolved, MAX_PAIRS)
+    return resolved
+
+
+def _key(provider: str, model: str) -> bytes | None:
+    """What the pair's facts depend on, or None when they are not to be kept."""
+    if _exists(refreshed_path()) or _exists(default_routes_path()):
+        return None
+    catalog, registry = bundled_identity(CATALOG_FILE), bundled_identity(REGISTRY_FILE)
+    if catalog is None or registry is None:
+        return None
+    parts = ["pair", provider, model, catalog, registry, os.environ.get("OLLAMA_HOST")]
+    return json.dumps(parts).encode("ascii")  # each part quoted: no two pairs share a key
+
+
+def _exists(path: os.PathLike[str]) -> bool:
+    # Anything there, even what cannot be read (that is said when it is read), or a stat
+    # that fails: the facts are resolved.
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+    return True
