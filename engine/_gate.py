@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from .facts._catalog import ModelCatalog
-    from .facts._resolver import FactResolver, ResolvedFacts
+    from .facts._pairs import ResolvedFacts
+    from .facts._resolver import FactResolver
     from .facts._routes import LearnedRoute
     from .facts.registry._registry import ProviderRegistry
 

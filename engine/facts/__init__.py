@@ -14,7 +14,8 @@ from visiongate.kernel.shapes import API_NAMES
 
 if TYPE_CHECKING:
     from ._catalog import CatalogAnswer, ModelCatalog
-    from ._resolver import FactResolver, ResolvedFacts
+    from ._pairs import ResolvedFacts
+    from ._resolver import FactResolver
     from .config._config import AgentConfig
     from .registry._registry import ProviderOverride, ProviderRegistry, ProviderRoute
 
@@ -25,7 +26,7 @@ _HOMES: dict[str, str] = {
     "CatalogAnswer": "._catalog",
     "ModelCatalog": "._catalog",
     "FactResolver": "._resolver",
-    "ResolvedFacts": "._resolver",
+    "ResolvedFacts": "._pairs",
     "AgentConfig": ".config._config",
     "ProviderOverride": ".registry._registry",
     "ProviderRegistry": ".registry._registry",

@@ -41,6 +41,7 @@ from .._files import bundled_data, replace_file
 from ._catalog import ModelCatalog
 from ._catalog_read import BUNDLED_FILE, source_date
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
+from ._tables import facts_cache_dir, refreshed_path
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -62,7 +63,6 @@ __all__ = [
 
 DEFAULT_URL: Final = "https://models.dev/api.json"
 URL_ENV: Final = "VISIONGATE_CATALOG_URL"
-CACHE_ENV: Final = "VISIONGATE_FACTS_CACHE"
 MAX_BYTES: Final = 32 * 1024 * 1024
 """The largest answer taken (models.dev's whole api.json is a few MB)."""
 DEADLINE: Final = 30.0
@@ -73,19 +73,6 @@ _LOG: Final = logging.getLogger("visiongate")
 
 class CatalogUpdateError(VisiongateError):
     """A fetch that did not give a usable catalog; the stored one is unchanged."""
-
-
-def facts_cache_dir() -> Path:
-    """Where refreshed facts live: `$VISIONGATE_FACTS_CACHE`, else the user cache."""
-    own = os.environ.get(CACHE_ENV)
-    if own:
-        return Path(own)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "visiongate" / "facts"
-
-
-def refreshed_path(cache: Path | None = None) -> Path:
-    return (cache or facts_cache_dir()) / "models-dev.json"
 
 
 def catalog_url(url: str | None = None) -> str:

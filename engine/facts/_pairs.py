@@ -20,21 +20,60 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from ._catalog_read import BUNDLED_FILE as CATALOG_FILE
-from ._catalog_store import refreshed_path
-from ._resolver import ResolvedFacts
-from ._routes import default_routes_path
-from ._tables import bundled_identity, recall_entry, remember_entry
+from ._tables import (
+    bundled_identity,
+    default_routes_path,
+    recall_entry,
+    refreshed_path,
+    remember_entry,
+)
 from .registry._route import BUNDLED_FILE as REGISTRY_FILE
 
-__all__ = ["FOLDER", "MAX_PAIRS", "resolved_pair"]
+if TYPE_CHECKING:
+    from .._vocabulary import Cell
+    from ._catalog import CatalogAnswer
+    from .registry._route import ProviderRoute
+
+__all__ = ["FOLDER", "MAX_PAIRS", "ResolvedFacts", "resolved_pair"]
 
 FOLDER: Final = "pairs"
 """In the fact tables' folder, apart: many pairs never push the catalog's table out."""
 MAX_PAIRS: Final = 256
+
+
+# Here rather than in `_resolver`, which imports the catalog store, the routes and the local
+# runtimes' probe: reading a kept pair back needs none of them (issue 37).
+@dataclass(frozen=True)
+class ResolvedFacts:
+    """The four facts for one provider and model, with provenance and warnings."""
+
+    provider: str
+    """The provider as given, stripped and lower-cased."""
+    model: str
+    """The model as given, stripped."""
+    facts: Mapping[str, str]
+    """`mode`, `catalog`, `aux`, `path` -> value."""
+    provenance: Mapping[str, str]
+    """One line per fact: where its value came from."""
+    warnings: tuple[str, ...]
+    route: ProviderRoute
+    embed_target_bytes: int | None
+    """The byte budget from the config; None when not configured (the policy's value applies)."""
+    embed_target_provenance: str
+    """Where `embed_target_bytes` came from, e.g. `config.yaml: vision.embed_target_bytes: 1
+    clamped to 65536 (...)`."""
+    catalog_answer: CatalogAnswer | None
+    """What the catalog said, when it was asked (the config did not answer first)."""
+    cell: Cell
+    """The facts as a decision-table cell: (mode, catalog, aux, path)."""
+    expires: float | None = None
+    """When a local runtime's answer in these facts stops being fresh (epoch seconds): the
+    memo asks again after that. None: nothing here ages."""
 
 
 def resolved_pair(provider: str, model: str, resolve: Callable[[], ResolvedFacts]) -> ResolvedFacts:

@@ -32,6 +32,7 @@ import gc
 import hashlib
 import io
 import logging
+import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -42,15 +43,21 @@ from .._compile_cache import cache_directory, engine_fingerprint
 from .._files import bundled_data, keep_newest, replace_file
 
 __all__ = [
+    "CACHE_ENV",
     "MAX_ENTRIES",
     "bundled_identity",
     "cached_bundled_table",
     "cached_table",
+    "default_routes_path",
+    "facts_cache_dir",
     "recall_entry",
+    "refreshed_path",
     "remember_entry",
 ]
 
 logger = logging.getLogger("visiongate")
+
+CACHE_ENV: Final = "VISIONGATE_FACTS_CACHE"
 
 FORMAT: Final = b"visiongate fact table 1\n"
 MAX_ENTRIES: Final = 16
@@ -215,3 +222,26 @@ def _remember(path: Path, table: object, keep: int = MAX_ENTRIES) -> None:
         keep_newest(path.parent, "*.table", keep)
     except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
         logger.debug("visiongate: fact table %s not written: %s", path, error)
+
+
+# -- where the facts a machine keeps live (here: the pair cache checks them without
+# importing the catalog store or the routes, issue 37) -------------------------------------
+
+
+def facts_cache_dir() -> Path:
+    """Where refreshed facts live: `$VISIONGATE_FACTS_CACHE`, else the user cache."""
+    own = os.environ.get(CACHE_ENV)
+    if own:
+        return Path(own)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "visiongate" / "facts"
+
+
+def refreshed_path(cache: Path | None = None) -> Path:
+    return (cache or facts_cache_dir()) / "models-dev.json"
+
+
+def default_routes_path() -> Path:
+    """`$XDG_STATE_HOME/visiongate/routes.json`, else `~/.local/state/visiongate/routes.json`."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "visiongate" / "routes.json"
