@@ -382,9 +382,7 @@ def analyze_registry_text(
     return (None if tables is None else ProviderRegistry.of(tables)), diagnostics
 
 
-def __getattr__(name: str) -> object:
-    """`resources`, imported when asked for: the bundled file is found by path
-    (`bundled_data`), and `importlib.resources` costs a `decide` 2 ms (issue 37)."""
+def __getattr__(name: str) -> object:  # `resources` when asked for: 2 ms of a `decide`
     if name == "resources":
         from importlib import resources
 
