@@ -48,7 +48,7 @@ from ._watch import (
 )
 from .facts._inputs import RoutesSource, catalog_of, check_routes, make_resolver, registry_of
 from .facts.config._config import AgentConfig
-from .facts.registry._types import build
+from .facts.registry._route import build
 
 if TYPE_CHECKING:
     import concurrent.futures

@@ -40,7 +40,7 @@ from ._catalog_read import (
     source_date,
 )
 from ._keys import model_id, model_key, provider_key, similarity, typo_key
-from .registry._types import build
+from .registry._route import build
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from ._routes import LearnedRoute, RouteOverlay
 from ._runtimes import RuntimeProbe
 from .config._config import AgentConfig, ProviderDeclaration
 from .registry._registry import ModelRef, ProviderRegistry, ProviderRoute
-from .registry._types import build
+from .registry._route import build
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8
