@@ -310,6 +310,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 NOT_FOR_A_KEPT_PAIR = (
     *("datetime", "tempfile", "zipfile", "importlib.readers", "importlib.resources", "difflib"),
     *("visiongate.engine.facts._resolver", "visiongate.engine.facts._catalog_store"),
+    *("visiongate.engine.facts._catalog", "visiongate.engine.facts._catalog_read"),
     *("visiongate.engine.facts._routes", "visiongate.engine.facts._runtimes"),
     *("visiongate.engine.facts._catalog_changes", "visiongate.engine.facts.auxiliary"),
     *("visiongate.engine.facts.registry._registry", "visiongate.engine.facts.registry._types"),

@@ -40,20 +40,8 @@ from ._catalog_read import (
     source_date,
 )
 from ._keys import model_id, model_key, provider_key, similarity, typo_key
+from ._pairs import CatalogAnswer as CatalogAnswer  # defined beside the kept pairs
 from .registry._route import build
-
-
-@dataclass(frozen=True)
-class CatalogAnswer:
-    """What the catalog says about one model, and how the id was matched."""
-
-    verdict: Verdict
-    matched: str | None = None
-    """`provider/model` of the entry that answered, e.g. `openrouter/deepseek/deepseek-v3.2`."""
-    how: str = "not found"
-    """`exact id`, `case-insensitive`, `without -cloud suffix`, ... or why it is unknown."""
-    inputs: tuple[str, ...] = ()
-    """The entry's `modalities.input`, for provenance."""
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ._catalog_read import BUNDLED_FILE as CATALOG_FILE
 from ._tables import (
+    BUNDLED_CATALOG,
     bundled_identity,
     default_routes_path,
     recall_entry,
@@ -36,18 +36,32 @@ from .registry._route import BUNDLED_FILE as REGISTRY_FILE
 
 if TYPE_CHECKING:
     from .._vocabulary import Cell
-    from ._catalog import CatalogAnswer
+    from ._catalog_read import Verdict
     from .registry._route import ProviderRoute
 
-__all__ = ["FOLDER", "MAX_PAIRS", "ResolvedFacts", "resolved_pair"]
+__all__ = ["FOLDER", "MAX_PAIRS", "CatalogAnswer", "ResolvedFacts", "resolved_pair"]
 
 FOLDER: Final = "pairs"
 """In the fact tables' folder, apart: many pairs never push the catalog's table out."""
 MAX_PAIRS: Final = 256
 
 
-# Here rather than in `_resolver`, which imports the catalog store, the routes and the local
-# runtimes' probe: reading a kept pair back needs none of them (issue 37).
+# These two here rather than in `_catalog` and `_resolver`, which import the catalog's reader,
+# the catalog store, the routes and the local runtimes' probe: reading a kept pair back needs
+# none of them (issue 37).
+@dataclass(frozen=True)
+class CatalogAnswer:
+    """What the catalog says about one model, and how the id was matched."""
+
+    verdict: Verdict
+    matched: str | None = None
+    """`provider/model` of the entry that answered, e.g. `openrouter/deepseek/deepseek-v3.2`."""
+    how: str = "not found"
+    """`exact id`, `case-insensitive`, `without -cloud suffix`, ... or why it is unknown."""
+    inputs: tuple[str, ...] = ()
+    """The entry's `modalities.input`, for provenance."""
+
+
 @dataclass(frozen=True)
 class ResolvedFacts:
     """The four facts for one provider and model, with provenance and warnings."""
@@ -95,7 +109,7 @@ def _key(provider: str, model: str) -> bytes | None:
     """What the pair's facts depend on, or None when they are not to be kept."""
     if _exists(refreshed_path()) or _exists(default_routes_path()):
         return None
-    catalog, registry = bundled_identity(CATALOG_FILE), bundled_identity(REGISTRY_FILE)
+    catalog, registry = bundled_identity(BUNDLED_CATALOG), bundled_identity(REGISTRY_FILE)
     if catalog is None or registry is None:
         return None
     parts = ["pair", provider, model, catalog, registry, os.environ.get("OLLAMA_HOST")]

@@ -43,6 +43,7 @@ from .._compile_cache import cache_directory, engine_fingerprint
 from .._files import bundled_data, keep_newest, replace_file
 
 __all__ = [
+    "BUNDLED_CATALOG",
     "CACHE_ENV",
     "MAX_ENTRIES",
     "bundled_identity",
@@ -58,6 +59,8 @@ __all__ = [
 logger = logging.getLogger("visiongate")
 
 CACHE_ENV: Final = "VISIONGATE_FACTS_CACHE"
+BUNDLED_CATALOG: Final = "catalog/models-dev.json"
+"""The models.dev snapshot in `visiongate.policies` (`_catalog_read.BUNDLED_FILE`)."""
 
 FORMAT: Final = b"visiongate fact table 1\n"
 MAX_ENTRIES: Final = 16
