@@ -44,7 +44,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.kernel._errors import VisiongateError
-from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
 
 from . import _compile_worker
 from ._policy import Condition, Policy
@@ -52,6 +51,8 @@ from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
 
 if TYPE_CHECKING:
     import subprocess  # imported where the worker starts: a warm `decide` starts none
+
+    from visiongate.kernel._platform import PipeLines  # as subprocess
 
 logger = logging.getLogger("visiongate")
 
@@ -218,6 +219,8 @@ class EngineWorker:
             if not sys.executable:
                 raise OSError("no Python executable to start")
             import subprocess
+
+            from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
 
             self._process = subprocess.Popen(
                 [sys.executable, "-P", str(Path(_compile_worker.__file__)), str(self.max_rss_mb)],

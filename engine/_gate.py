@@ -48,13 +48,14 @@ from ._watch import (
 )
 from .facts._inputs import RoutesSource, catalog_of, check_routes, make_resolver, registry_of
 from .facts.config._config import AgentConfig
-from .facts.registry._types import build
+from .facts.registry._route import build
 
 if TYPE_CHECKING:
     import concurrent.futures
 
     from .facts._catalog import ModelCatalog
-    from .facts._resolver import FactResolver, ResolvedFacts
+    from .facts._pairs import ResolvedFacts
+    from .facts._resolver import FactResolver
     from .facts._routes import LearnedRoute
     from .facts.registry._registry import ProviderRegistry
 
@@ -161,6 +162,8 @@ class Gate(Target):
         self._ids = ids if ids is not None else process_ids()
         self._take_id = self._ids.take
         self._watcher = PolicyWatcher(self, source)
+        self._pairs = False
+        """The first decision's facts may come from the pair cache (`Gate.load`, defaults)."""
 
     @classmethod
     def load(
@@ -201,7 +204,7 @@ class Gate(Target):
         built: FactResolver | Callable[[], FactResolver] = (
             resolver() if None not in given else resolver
         )
-        return cls(
+        gate = cls(
             compiled,
             built,
             source=policy,
@@ -210,6 +213,8 @@ class Gate(Target):
             ids=ids,
             config=agent,
         )
+        gate._pairs = (catalog, registry, config, routes) == (None, None, None, None)
+        return gate
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -221,7 +226,10 @@ class Gate(Target):
         With `trace=False` the record is not written: an adapter that carries out the lane
         writes one complete record itself (`decision.record(source=..., execution=...)`).
         `at` is the decision's time (default: the gate's clock)."""
-        resolved = self.resolver.resolve(provider, model)
+        if self._pairs:
+            resolved = self._first_facts(provider, model)
+        else:
+            resolved = self.resolver.resolve(provider, model)
         state = self._state
         context = state.contexts.get(id(resolved))
         if context is None or context.resolved is not resolved:
@@ -230,6 +238,16 @@ class Gate(Target):
         if trace and self._trace is not None:
             self._trace(decision.record())
         return decision
+
+    def _first_facts(self, provider: str, model: str) -> ResolvedFacts:
+        """The first decision's facts, from the pair cache when the resolver is not built yet
+        (a command line's one decision, issue 37); later ones are the resolver's."""
+        self._pairs = False
+        if self._resolver_value is not None:
+            return self._resolver_value.resolve(provider, model)
+        from .facts._pairs import resolved_pair
+
+        return resolved_pair(provider, model, lambda: self.resolver.resolve(provider, model))
 
     def decide_facts(
         self,

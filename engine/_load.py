@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 
 from ._compile import CellVerdict, compile_table, match_cells
 from ._compile_cache import recall, remember
 from ._diagnostics import Diagnostic, PolicyError, has_errors
+from ._files import bundled_data
 from ._policy import Policy, build_policy, condition_matches
 from ._vocabulary import Cell, all_cells, format_cell
 from ._yaml import read_source_file
@@ -142,7 +142,7 @@ def _bundled_file(name: str) -> str:
 
 def bundled_policy_names() -> list[str]:
     """Names of the policies shipped with the package: `default` and `examples/<name>`."""
-    root = resources.files("visiongate.policies")
+    root = bundled_data()
     names = [
         item.name.removesuffix(".yaml")
         for item in root.iterdir()
@@ -164,7 +164,7 @@ def is_bundled_policy(name: str) -> bool:
 
 
 def bundled_policy_text(name: str) -> str:
-    return (resources.files("visiongate.policies") / _bundled_file(name)).read_text("utf-8")
+    return bundled_data(_bundled_file(name)).read_text("utf-8")
 
 
 def _duplicate_ids(policy: Policy) -> list[Diagnostic]:

@@ -296,3 +296,51 @@ def test_a_warm_decide_imports_no_process_or_event_loop_machinery(home: Path) ->
     added_modules(*argv, home=home)  # fills the compile cache and the fact tables
     added = added_modules(*argv, home=home)
     assert not added & {"subprocess", "secrets", "asyncio", "selectors"}, sorted(added)
+
+
+ALL_PROBE = """
+import json, sys
+from visiongate.cli import main
+main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+# What a repeated `decide --provider --model` no longer imports (issue 37, decide8x): the
+# first decision's facts are read back whole, so nothing resolves, loads the catalog or the
+# registry's tables, or writes a file.
+NOT_FOR_A_KEPT_PAIR = (
+    *("datetime", "tempfile", "zipfile", "importlib.readers", "importlib.resources", "difflib"),
+    *("visiongate.engine.facts._resolver", "visiongate.engine.facts._catalog_store"),
+    *("visiongate.engine.facts._catalog", "visiongate.engine.facts._catalog_read"),
+    *("visiongate.engine.facts._routes", "visiongate.engine.facts._runtimes"),
+    *("visiongate.engine.facts._catalog_changes", "visiongate.engine.facts.auxiliary"),
+    *("visiongate.engine.facts.registry._registry", "visiongate.engine.facts.registry._types"),
+    *("visiongate.kernel.shapes._table", "visiongate.kernel._platform"),
+)
+
+
+def test_a_repeated_decide_reads_its_pair_back_and_imports_no_resolver(tmp_path: Path) -> None:
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache"),
+        "VISIONGATE_FACTS_CACHE": str(tmp_path / "facts"),  # no refreshed catalog
+        "XDG_STATE_HOME": str(tmp_path / "state"),  # no routes file
+    }
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", ALL_PROBE, *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+        for _ in range(2)  # the first fills the caches
+    ]
+    assert runs[0].stdout == runs[1].stdout and runs[1].stdout.startswith("lane:")
+    modules = set(json.loads(runs[1].stderr.strip().splitlines()[-1]))
+    unneeded = {m for m in modules if m.startswith(NOT_FOR_A_KEPT_PAIR)}
+    assert not unneeded, sorted(unneeded)
+    cold = set(json.loads(runs[0].stderr.strip().splitlines()[-1]))
+    assert "visiongate.engine.facts._resolver" in cold  # the budget holds because of the cache

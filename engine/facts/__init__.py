@@ -13,8 +13,9 @@ from visiongate.kernel._lazy import lazy_names
 from visiongate.kernel.shapes import API_NAMES
 
 if TYPE_CHECKING:
-    from ._catalog import CatalogAnswer, ModelCatalog
-    from ._resolver import FactResolver, ResolvedFacts
+    from ._catalog import ModelCatalog
+    from ._pairs import CatalogAnswer, ResolvedFacts
+    from ._resolver import FactResolver
     from .config._config import AgentConfig
     from .registry._registry import ProviderOverride, ProviderRegistry, ProviderRoute
 
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
 # facts (the agent config's, say) runs this file first, and must not load the catalog, the
 # resolver and the registry with it (issue 37).
 _HOMES: dict[str, str] = {
-    "CatalogAnswer": "._catalog",
+    "CatalogAnswer": "._pairs",
     "ModelCatalog": "._catalog",
     "FactResolver": "._resolver",
-    "ResolvedFacts": "._resolver",
+    "ResolvedFacts": "._pairs",
     "AgentConfig": ".config._config",
     "ProviderOverride": ".registry._registry",
     "ProviderRegistry": ".registry._registry",

@@ -22,7 +22,6 @@ import functools
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -41,20 +40,8 @@ from ._catalog_read import (
     source_date,
 )
 from ._keys import model_id, model_key, provider_key, similarity, typo_key
-from .registry._types import build
-
-
-@dataclass(frozen=True)
-class CatalogAnswer:
-    """What the catalog says about one model, and how the id was matched."""
-
-    verdict: Verdict
-    matched: str | None = None
-    """`provider/model` of the entry that answered, e.g. `openrouter/deepseek/deepseek-v3.2`."""
-    how: str = "not found"
-    """`exact id`, `case-insensitive`, `without -cloud suffix`, ... or why it is unknown."""
-    inputs: tuple[str, ...] = ()
-    """The entry's `modalities.input`, for provenance."""
+from ._pairs import CatalogAnswer as CatalogAnswer  # defined beside the kept pairs
+from .registry._route import build
 
 
 @dataclass(frozen=True)
@@ -347,10 +334,11 @@ def _build(entries: list[CatalogEntry], source: str, label: str) -> ModelCatalog
 
 @functools.lru_cache(maxsize=1)
 def _bundled_catalog() -> ModelCatalog:
-    from ._tables import cached_table
+    from ._tables import cached_bundled_table
 
-    text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    load = functools.partial(ModelCatalog.from_text, text, BUNDLED_FILE, origin="bundled")
+    def load(text: str) -> ModelCatalog:
+        return ModelCatalog.from_text(text, BUNDLED_FILE, origin="bundled")
+
     # Kept whole, indexes and all: unpickling them takes about a third of rebuilding them
     # from the entries (10 against 28 ms, measured by clilean), most of a warm `decide`.
-    return cached_table("catalog bundled", text, load, ModelCatalog)
+    return cached_bundled_table("catalog bundled", BUNDLED_FILE, load, ModelCatalog)

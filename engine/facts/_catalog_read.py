@@ -14,10 +14,11 @@ from typing import Any, Final, Literal
 from .._diagnostics import Diagnostic, Location, PolicyError
 from ._fetch import JsonTooDeep, parse_json
 from ._keys import typo_keys
+from ._tables import BUNDLED_CATALOG
 
+BUNDLED_FILE: Final = BUNDLED_CATALOG
 Verdict = Literal["vision", "no_vision", "unknown"]
 
-BUNDLED_FILE: Final = "catalog/models-dev.json"
 CLOUD_SUFFIXES: Final = (":cloud", "-cloud")
 _REVISION = re.compile(r"\b([0-9a-f]{7})[0-9a-f]{33}\b")
 _STAMP = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")

@@ -29,22 +29,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._files import read_regular_file
 
 from .._diagnostics import PolicyError
-from .._files import replace_file
+from .._files import bundled_data, replace_file
 from ._catalog import ModelCatalog
-from ._catalog_changes import Change, catalog_changes, shrink
 from ._catalog_read import BUNDLED_FILE, source_date
-from ._catalog_snapshot import snapshot_text
 from ._fetch import FetchError, JsonTooDeep, bounded_request, parse_json
+from ._tables import facts_cache_dir, refreshed_path
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ._catalog_changes import Change
 
 __all__ = [
     "DEFAULT_TTL",
@@ -61,7 +63,6 @@ __all__ = [
 
 DEFAULT_URL: Final = "https://models.dev/api.json"
 URL_ENV: Final = "VISIONGATE_CATALOG_URL"
-CACHE_ENV: Final = "VISIONGATE_FACTS_CACHE"
 MAX_BYTES: Final = 32 * 1024 * 1024
 """The largest answer taken (models.dev's whole api.json is a few MB)."""
 DEADLINE: Final = 30.0
@@ -72,19 +73,6 @@ _LOG: Final = logging.getLogger("visiongate")
 
 class CatalogUpdateError(VisiongateError):
     """A fetch that did not give a usable catalog; the stored one is unchanged."""
-
-
-def facts_cache_dir() -> Path:
-    """Where refreshed facts live: `$VISIONGATE_FACTS_CACHE`, else the user cache."""
-    own = os.environ.get(CACHE_ENV)
-    if own:
-        return Path(own)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "visiongate" / "facts"
-
-
-def refreshed_path(cache: Path | None = None) -> Path:
-    return (cache or facts_cache_dir()) / "models-dev.json"
 
 
 def catalog_url(url: str | None = None) -> str:
@@ -161,7 +149,7 @@ def _load_refreshed(path: Path) -> ModelCatalog:
 def _bundled_stamp() -> str:
     """The bundled snapshot's revision time, UTC, from its `_source` line (the file's first
     entry), read without parsing the snapshot: choosing must not load both catalogs."""
-    with (resources.files("visiongate.policies") / BUNDLED_FILE).open(encoding="utf-8") as stream:
+    with bundled_data(BUNDLED_FILE).open(encoding="utf-8") as stream:
         head = stream.read(_HEAD)
     for line in head.splitlines()[1:3]:
         if line.startswith('"_source":'):
@@ -193,6 +181,8 @@ def _stamp_of(source: str) -> str:
 
 
 def _utc(stamp: str) -> str:
+    from datetime import UTC, datetime  # choosing a refreshed copy's only (2 ms, issue 37)
+
     try:
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
@@ -221,6 +211,10 @@ def update_catalog(
 ) -> Updated:
     """Fetch, check and store the catalog; raise `CatalogUpdateError` (one line) otherwise,
     and when it would drop most of the catalog in use (unless `accept_shrink`)."""
+    from datetime import UTC, datetime
+
+    from ._catalog_changes import catalog_changes, shrink
+
     url = catalog_url(url)
     before = current_catalog(cache)
     try:
@@ -257,6 +251,8 @@ def update_catalog(
     document.setdefault("_source", f"models.dev api.json fetched from {url} at {stamp}")
     path = refreshed_path(cache)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from ._catalog_snapshot import snapshot_text
+
     replace_file(path, snapshot_text(document).encode("utf-8"), prefix=".catalog-", sync=True)
     return Updated(
         path,

@@ -31,47 +31,20 @@ from typing import Final
 from visiongate.kernel._suggest import closest
 
 from .._vocabulary import FACT_NAMES, Cell
-from ._catalog import CatalogAnswer, ModelCatalog
+from ._catalog import ModelCatalog
 from ._catalog_fact import Inputs, resolve_vision
 from ._catalog_store import facts_cache_dir
 from ._keys import model_id, provider_key
+from ._pairs import ResolvedFacts as ResolvedFacts  # its home before (the tests import it)
 from ._routes import LearnedRoute, RouteOverlay
 from ._runtimes import RuntimeProbe
 from .config._config import AgentConfig, ProviderDeclaration
 from .registry._registry import ModelRef, ProviderRegistry, ProviderRoute
-from .registry._types import build
+from .registry._route import build
 
 MEMO_SIZE: Final = 4096
 NEAR_NAME: Final = 0.8
 """How close (difflib ratio) an unknown provider id must be to a known one to be a typo."""
-
-
-@dataclass(frozen=True)
-class ResolvedFacts:
-    """The four facts for one provider and model, with provenance and warnings."""
-
-    provider: str
-    """The provider as given, stripped and lower-cased."""
-    model: str
-    """The model as given, stripped."""
-    facts: Mapping[str, str]
-    """`mode`, `catalog`, `aux`, `path` -> value."""
-    provenance: Mapping[str, str]
-    """One line per fact: where its value came from."""
-    warnings: tuple[str, ...]
-    route: ProviderRoute
-    embed_target_bytes: int | None
-    """The byte budget from the config; None when not configured (the policy's value applies)."""
-    embed_target_provenance: str
-    """Where `embed_target_bytes` came from, e.g. `config.yaml: vision.embed_target_bytes: 1
-    clamped to 65536 (...)`."""
-    catalog_answer: CatalogAnswer | None
-    """What the catalog said, when it was asked (the config did not answer first)."""
-    cell: Cell
-    """The facts as a decision-table cell: (mode, catalog, aux, path)."""
-    expires: float | None = None
-    """When a local runtime's answer in these facts stops being fresh (epoch seconds): the
-    memo asks again after that. None: nothing here ages."""
 
 
 class FactResolver:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..facts._resolver import FactResolver, ResolvedFacts
+from ..facts._pairs import ResolvedFacts
+from ..facts._resolver import FactResolver
 from ..facts.registry._registry import ProviderRegistry, path_of
 from ..facts.registry._schema import EVIDENCE_MEANS
 from ..facts.registry._types import Entry, Evidence, MessageRule, Veto

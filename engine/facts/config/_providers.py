@@ -18,12 +18,13 @@ from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from visiongate.kernel._suggest import did_you_mean
+from visiongate.kernel.shapes import API_NAMES
 
 from ..._diagnostics import Severity
 from ..._yaml import DocumentPath
 from ..._yaml import shown as one_line
 from .._keys import provider_key
-from ..registry._registry import API_NAMES, ProviderOverride
+from ..registry._route import ProviderOverride
 from ._known_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
 
 __all__ = ["ProviderDeclaration", "Reader", "Sourced", "custom_name", "read_declaration"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from visiongate.kernel.shapes import API_NAMES
@@ -383,10 +382,19 @@ def analyze_registry_text(
     return (None if tables is None else ProviderRegistry.of(tables)), diagnostics
 
 
+def __getattr__(name: str) -> object:  # `resources` when asked for: 2 ms of a `decide`
+    if name == "resources":
+        from importlib import resources
+
+        return resources
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @functools.lru_cache(maxsize=1)
 def _bundled_registry() -> ProviderRegistry:
-    from .._tables import cached_table
+    from .._tables import cached_bundled_table
 
-    text = (resources.files("visiongate.policies") / BUNDLED_FILE).read_text("utf-8")
-    load = functools.partial(ProviderRegistry.from_text, text, BUNDLED_FILE)
-    return cached_table("registry", text, load, ProviderRegistry)
+    def load(text: str) -> ProviderRegistry:
+        return ProviderRegistry.from_text(text, BUNDLED_FILE)
+
+    return cached_bundled_table("registry", BUNDLED_FILE, load, ProviderRegistry)

@@ -5,13 +5,55 @@ the model located in the registry (`ModelRef`), the agent config's declaration
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from visiongate.kernel.shapes import API_NAMES
 
-from ._types import EVIDENCE, Limits, ModelAlias
+if TYPE_CHECKING:
+    from visiongate.kernel.shapes import Limits
 
 BUNDLED_FILE: Final = "providers.yaml"
+T = TypeVar("T")
+
+# Here rather than beside the schema, so that a registry read back from its fact table
+# (`_tables`) imports no validator.
+EVIDENCE: Final = ("documented", "field", "assumed")
+"""What a registry verdict rests on, strongest first: a provider document, a production
+agent's allow-list or user reports, or nothing but the API's general shape."""
+
+
+def build(cls: type[T], values: dict[str, Any]) -> T:
+    """An instance of the frozen dataclass `cls` whose `__dict__` is `values` (a fresh dict the
+    caller hands over), without its generated `__init__`: on the decide path, where a
+    never-seen pair builds a route, a model reference and the resolved facts, that `__init__`
+    (one `object.__setattr__` per field) costs ~4x more, and keyword arguments gathered into a
+    dict ~2x more. Every field must be given (checked in tests); the instance is as frozen as
+    any other."""
+    instance = _new(cls)
+    _set(instance, "__dict__", values)
+    return instance
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict rests on, where it is cited, and where the registry says it."""
+
+    kind: str
+    cites: str
+    where: str
+
+
+@dataclass(frozen=True)
+class ModelAlias:
+    alias: str
+    model: str
+    note: str
+    evidence: Evidence
+
 
 TRUSTED_EVIDENCE: Final = ("documented", "declared", "probed")
 """Evidence on which `accepts` is the `path` fact `accepts`: a provider document, the
@@ -88,6 +130,8 @@ class ProviderRoute:
 
     @property
     def limits(self) -> Limits:
+        from visiongate.kernel.shapes import Limits
+
         return Limits(
             self.formats, self.max_image_base64, self.max_edge_px, self.max_images_per_request
         )

@@ -12,7 +12,8 @@ from ..._validate import as_list, recode, strip_text
 from ..._vocabulary import FACTS
 from ..._yaml import LoadedYaml
 from .._runtimes import RUNTIMES
-from ._types import EVIDENCE, MEDIA_TYPES
+from ._route import EVIDENCE
+from ._types import MEDIA_TYPES
 
 __all__ = ["API_NAMES", "CITED_EVIDENCE", "EVIDENCE", "MEDIA_TYPES", "REGISTRY_SCHEMA"]
 

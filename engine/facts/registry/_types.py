@@ -11,11 +11,8 @@ from typing import Any, Final, TypeVar
 
 from visiongate.kernel.shapes import Limits
 
-# Here rather than beside the schema, so that a registry read back from its fact table
-# (`_tables`) imports no validator.
-EVIDENCE: Final = ("documented", "field", "assumed")
-"""What a registry verdict rests on, strongest first: a provider document, a production
-agent's allow-list or user reports, or nothing but the API's general shape."""
+# Defined beside the route (a pair read back needs them, not the registry's tables).
+from ._route import Evidence, ModelAlias, build
 
 MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image formats an adapter can produce."""
@@ -31,22 +28,6 @@ def limits_with(base: Limits, own: Mapping[str, Any]) -> Limits:
         own.get("max_edge_px", base.max_edge_px),
         own.get("max_images_per_request", base.max_images_per_request),
     )
-
-
-def build(cls: type[T], values: dict[str, Any]) -> T:
-    """An instance of the frozen dataclass `cls` whose `__dict__` is `values` (a fresh dict the
-    caller hands over), without its generated `__init__`: on the decide path, where a
-    never-seen pair builds a route, a model reference and the resolved facts, that `__init__`
-    (one `object.__setattr__` per field) costs ~4x more, and keyword arguments gathered into a
-    dict ~2x more. Every field must be given (checked in tests); the instance is as frozen as
-    any other."""
-    instance = _new(cls)
-    _set(instance, "__dict__", values)
-    return instance
-
-
-_new = object.__new__
-_set = object.__setattr__
 
 
 __all__ = [
@@ -89,15 +70,6 @@ class Patterns:
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """What a verdict rests on, where it is cited, and where the registry says it."""
-
-    kind: str
-    cites: str
-    where: str
-
-
-@dataclass(frozen=True)
 class ModelRule:
     match: Patterns
     tool_result_images: bool
@@ -105,14 +77,6 @@ class ModelRule:
     note: str
     evidence: Evidence
     when_catalog: frozenset[str] | None = None
-
-
-@dataclass(frozen=True)
-class ModelAlias:
-    alias: str
-    model: str
-    note: str
-    evidence: Evidence
 
 
 @dataclass(frozen=True)

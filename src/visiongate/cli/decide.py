@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
     # A typo or a clamp is said where a person looks; a config error once, in its located
     # form with its code (below), not also as the record's one-line copy.
-    errors = {error.warning_text() for error in gate.resolver.config.errors}
+    # `gate.config`: the resolver's own config, without building the resolver.
+    errors = {error.warning_text() for error in gate.config.errors}
     for warning in decision.warnings:
         if warning not in errors:
             print(f"visiongate decide: {visible(_warning(warning))}", file=sys.stderr)
@@ -90,7 +91,7 @@ def decision_document(gate: Gate, decision: Decision, explain: bool) -> dict[str
 
 def _config_errors(gate: Gate) -> int:
     """Exit 3 when the agent config holds a mistake the gate failed closed on."""
-    errors = gate.resolver.config.errors
+    errors = gate.config.errors
     for error in errors:
         print(f"visiongate decide: {error.render()}", file=sys.stderr)
     return EXIT_INVALID_POLICY if errors else EXIT_OK
