@@ -31,8 +31,14 @@ print(json.dumps(loaded), file=sys.stderr)
 
 
 def loaded_modules(*argv: str, home: Path) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *argv],
+    done = probed(PROBE.format(heavy=set(HEAVY)), *argv, home=home)
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def probed(code: str, *argv: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`code` run by a fresh interpreter from the root, with only PATH and a private cache."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -40,7 +46,6 @@ def loaded_modules(*argv: str, home: Path) -> set[str]:
         check=False,
         env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
     )
-    return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
 def roots(modules: set[str]) -> set[str]:
@@ -85,15 +90,7 @@ def test_every_commands_help_imports_nothing_outside_the_standard_library(
 ) -> None:
     """Regression (issue 37): `mcp --help` and `demo --help` loaded the whole MCP SDK (650 ms)
     before the arguments were parsed; a command's help is argparse and its own options."""
-    done = subprocess.run(
-        [sys.executable, "-c", HELP_PROBE, *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
-    )
+    done = probed(HELP_PROBE, *argv, home=home)
     outside, ours = json.loads(done.stderr.strip().splitlines()[-1])
     assert set(outside) <= _START_UP and not ours, (outside, ours)
 
@@ -274,15 +271,7 @@ def test_loading_a_gate_imports_no_catalog_resolver_or_routes(home: Path) -> Non
     """Regression (issue 37): `from visiongate.engine import Gate` imported the catalog, the
     resolver and the learned routes (and `engine.facts` all of them at once) before the
     first decision that needs them: the proxy paid for them before its first answer."""
-    done = subprocess.run(
-        [sys.executable, "-c", GATE_PROBE],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
-    )
+    done = probed(GATE_PROBE, home=home)
     modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert "visiongate.engine._gate" in modules
     assert not modules & set(RESOLUTION), sorted(modules & set(RESOLUTION))
