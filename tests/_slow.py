@@ -117,11 +117,8 @@ start first and a run does not end on one long file begun last."""
 def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     """`items` with the files of `LONGEST_FIRST` first, in its order; the rest as collected."""
     rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    order = {id(item): index for index, item in enumerate(items)}
-    return sorted(
-        items,
-        key=lambda item: (rank.get(Path(str(item.path)).name, len(rank)), order[id(item)]),
-    )
+    # `sorted` is stable: within a rank, and for every file not listed, collection order.
+    return sorted(items, key=lambda item: rank.get(Path(str(item.path)).name, len(rank)))
 
 
 def _unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:
