@@ -18,6 +18,11 @@ character on which `str.splitlines()` breaks, every control, line or paragraph s
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # not part of the example: see `visiongate.kernel._exit`
+    from visiongate.kernel._exit import skip_teardown
+
+    skip_teardown()  # before the SDK loads, so that its own exit handlers run first
+
 import base64
 import io
 import sys
@@ -181,4 +186,7 @@ def register_hostile_tools(server: MCPServer) -> None:
 
 
 if __name__ == "__main__":
+    from visiongate.kernel._exit import returned
+
     build_server().run()
+    returned(0)  # then no teardown of the SDK's models (about 260 ms of CPU)

@@ -532,3 +532,75 @@ def test_a_fifo_among_the_files_a_command_looks_at_never_blocks_it(
         pytest.fail(f"`{reader}` with a FIFO in the folder ran on 30 s")
     assert done.returncode == code, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     assert no_traceback(done.stdout, done.stderr)
+
+
+# -- the exit without teardown ------------------------------------------------------------------
+
+_ENDING = """
+import atexit, sys
+from visiongate.kernel._exit import returned, skip_teardown
+skip_teardown()
+class Kept:
+    def __del__(self):
+        print("torn down", flush=True)
+KEPT = Kept()
+atexit.register(lambda: print("later handler ran"))
+print("buffered, never flushed by hand", end="")
+if sys.argv[1] == "returned":
+    returned(3)
+raise SystemExit(4)
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "flags", "code", "out"),
+    [
+        ("returned", [], 3, "buffered, never flushed by handlater handler ran\n"),
+        ("raised", [], 4, "buffered, never flushed by handlater handler ran\ntorn down\n"),
+        (
+            "returned",
+            ["-X", "dev"],
+            4,
+            "buffered, never flushed by handlater handler ran\ntorn down\n",
+        ),
+    ],
+    ids=["returned", "nothing returned", "development mode"],
+)
+def test_a_returned_process_skips_only_the_teardown(
+    how: str, flags: list[str], code: int, out: str
+) -> None:
+    """`kernel._exit`: once the work returned, every `atexit` handler still runs and the
+    buffered output is written, but no object is torn down (the exit code is the returned one);
+    without a return, or under `-X dev`, Python's own exit runs as before."""
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", _ENDING, how], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (code, out)
+
+
+_UNFLUSHABLE = """
+import sys
+from visiongate.kernel._exit import returned, skip_teardown
+skip_teardown()
+class Full:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        raise OSError(28, "No space left on device")
+class Kept:
+    def __del__(self):
+        sys.__stderr__.write("torn down\\n")
+KEPT = Kept()
+sys.stdout = Full()
+returned(0)
+"""
+
+
+def test_an_output_that_cannot_be_flushed_still_fails_as_python_says() -> None:
+    """A standard output whose last flush fails (a full disk): the fast exit steps aside, and
+    Python reports it, tears down and exits 120, as it did before the fast exit."""
+    done = subprocess.run(
+        [sys.executable, "-c", _UNFLUSHABLE], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 120, done.stderr
+    assert "No space left on device" in done.stderr and done.stderr.endswith("torn down\n")

@@ -21,6 +21,11 @@ server (`tests/_hostile_mcp.py`) adds the attacks to it: TAG characters in every
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # not part of the example: see `visiongate.kernel._exit`
+    from visiongate.kernel._exit import skip_teardown
+
+    skip_teardown()  # before the SDK loads, so that its own exit handlers run first
+
 import base64
 import sys
 from typing import Final
@@ -201,4 +206,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from visiongate.kernel._exit import returned
+
     main()
+    returned(0)  # then no teardown of the SDK's models (about 260 ms of CPU)

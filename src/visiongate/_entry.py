@@ -5,6 +5,9 @@ The console script and `python -m visiongate` both start here. This module impor
 so the window in which a Ctrl-C still gives Python's own traceback is the interpreter's
 start-up and this import. `visiongate.cli.main` takes over once it is loaded: it defers or
 handles the signals itself.
+
+A command that returned its exit code leaves without the interpreter's teardown
+(`visiongate.kernel._exit`: about 260 ms of CPU for an `mcp call`, 100 ms for a proxy).
 """
 
 from __future__ import annotations
@@ -17,8 +20,13 @@ __all__ = ["run"]
 def run() -> int:
     """Load the command line and run it; its exit code (130 for a Ctrl-C while loading)."""
     try:
+        from visiongate.kernel._exit import returned, skip_teardown
+
+        skip_teardown()  # first, so that it runs after every handler of what loads below
         from visiongate.cli import main
     except KeyboardInterrupt:
         print("visiongate: stopped by SIGINT", file=sys.stderr)
         return 130
-    return main()
+    code = main()
+    returned(code)
+    return code
