@@ -32,7 +32,6 @@ import atexit
 import contextlib
 import itertools
 import json
-import logging
 import os
 import sys
 import threading
@@ -44,6 +43,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._lazy import lazy_logger
 
 from . import _compile_worker
 from ._policy import Condition, Policy
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
     from visiongate.kernel._platform import PipeLines  # as subprocess
 
-logger = logging.getLogger("visiongate")
+logger = lazy_logger("visiongate")  # `logging` only if something goes wrong (issue 37)
 
 GROUP_SIZE: Final = 48
 """Distinct conditions per durable-rules ruleset (see the module docstring)."""

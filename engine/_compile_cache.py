@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,13 +33,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from visiongate.kernel._lazy import lazy_logger
+
 from ._diagnostics import Diagnostic, Location
 from ._files import keep_newest, replace_file
 from ._policy import Policy, condition_matches
 from ._vocabulary import CELL_COUNT, Cell, all_cells
 from ._yaml import DocumentPath, LoadedYaml
 
-logger = logging.getLogger("visiongate")
+logger = lazy_logger("visiongate")  # `logging` only if something goes wrong (issue 37)
 
 FORMAT: Final = 2
 MAX_ENTRIES: Final = 256

@@ -6,10 +6,11 @@ if the stages before it found no error, since its input would be meaningless.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from visiongate.kernel._lazy import lazy_logger
 
 from ._compile import CellVerdict, compile_table, match_cells
 from ._compile_cache import recall, remember
@@ -21,7 +22,7 @@ from ._yaml import read_source_file
 from ._yaml._staged import Staged, run_stages, stage_yaml
 
 DEFAULT_POLICY = "default"
-logger = logging.getLogger("visiongate")
+logger = lazy_logger("visiongate")  # `logging` only if something goes wrong (issue 37)
 
 
 @dataclass(frozen=True, eq=False)

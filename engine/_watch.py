@@ -18,7 +18,6 @@ Time is injected (`clock`, nanoseconds), so tests and replays are deterministic.
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import threading
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from visiongate.kernel._files import check_regular, read_regular_file
+from visiongate.kernel._lazy import lazy_logger
 
 from ._diagnostics import Diagnostic, Location, PolicyError
 from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
@@ -47,7 +47,7 @@ __all__ = [
     "refuse_irregular",
 ]
 
-logger = logging.getLogger("visiongate")
+logger = lazy_logger("visiongate")  # `logging` only if something goes wrong (issue 37)
 
 
 @dataclass(frozen=True)

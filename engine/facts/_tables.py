@@ -31,13 +31,14 @@ import functools
 import gc
 import hashlib
 import io
-import logging
 import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
+
+from visiongate.kernel._lazy import lazy_logger
 
 from .._compile_cache import cache_directory, engine_fingerprint
 from .._files import bundled_data, keep_newest, replace_file
@@ -56,7 +57,7 @@ __all__ = [
     "remember_entry",
 ]
 
-logger = logging.getLogger("visiongate")
+logger = lazy_logger("visiongate")  # `logging` only if something goes wrong (issue 37)
 
 CACHE_ENV: Final = "VISIONGATE_FACTS_CACHE"
 BUNDLED_CATALOG: Final = "catalog/models-dev.json"

@@ -1,4 +1,5 @@
-"""Names a package exports, imported on first use (PEP 562), so importing it costs nothing.
+"""Names a package exports, imported on first use (PEP 562), so importing it costs nothing;
+and the package's logger, made on first use.
 
 `visiongate`, `visiongate.engine`, `visiongate.adapters` and `visiongate.adapters.proxy`
 export their public names this way: the command line and the proxy import one submodule and
@@ -11,10 +12,11 @@ import importlib
 
 TYPE_CHECKING = False  # not `typing`'s: every command imports this module (issue 37)
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["lazy_logger", "lazy_names"]
 
 
 def lazy_names(
@@ -36,3 +38,24 @@ def lazy_names(
         return sorted([*namespace, *exported])
 
     return __getattr__, __dir__
+
+
+def lazy_logger(name: str) -> logging.Logger:
+    """`logging.getLogger(name)`, looked up at the first call of one of its methods.
+
+    `logging` (with `traceback`, `string`, `textwrap`) costs a command ~4 ms of start-up, and
+    the engine's modules log only what goes wrong: a `decide` that goes well never imports it
+    (issue 37). Every call reaches the real logger, so levels, handlers and `caplog` apply."""
+    return _LazyLogger(name)  # type: ignore[return-value]  # it answers as the logger does
+
+
+class _LazyLogger:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import logging
+
+        return getattr(logging.getLogger(self._name), attribute)
