@@ -38,14 +38,6 @@ from ._decision import (
 from ._load import CompiledPolicy, compile_policy_text, read_policy_source
 from ._policy import Policy
 from ._vocabulary import FACTS, Cell
-from ._watch import (
-    QUIET_SECONDS,
-    PolicySource,
-    PolicyWatcher,
-    ReloadResult,
-    Target,
-    refuse_irregular,
-)
 from .facts._inputs import RoutesSource, catalog_of, check_routes, make_resolver, registry_of
 from .facts.config._config import AgentConfig
 from .facts.registry._route import build
@@ -53,13 +45,14 @@ from .facts.registry._route import build
 if TYPE_CHECKING:
     import concurrent.futures
 
+    from ._watch import PolicySource, PolicyWatcher, ReloadResult
     from .facts._catalog import ModelCatalog
     from .facts._pairs import ResolvedFacts
     from .facts._resolver import FactResolver
     from .facts._routes import LearnedRoute
     from .facts.registry._registry import ProviderRegistry
 
-__all__ = ["QUIET_SECONDS", "FactError", "Gate", "PolicySource", "ReloadResult"]
+__all__ = ["FactError", "Gate"]
 
 ConfigSource: TypeAlias = str | Path | Mapping[str, Any] | AgentConfig | None
 
@@ -134,7 +127,7 @@ def _config(config: ConfigSource) -> AgentConfig:
     return AgentConfig.from_file(config)
 
 
-class Gate(Target):
+class Gate:  # the target its watcher reloads (`_watch.Target`)
     """Decides the lane for images; see `Gate.load`."""
 
     def __init__(
@@ -160,7 +153,10 @@ class Gate(Target):
         self._trace = trace
         self._clock = clock
         self._ids = ids if ids is not None else process_ids()
-        self._watcher = PolicyWatcher(self, source)
+        self._watcher_value: PolicyWatcher | None = None
+        self._watcher_lock = threading.Lock()
+        if source is not None:  # its inode is read now: a file renamed into place is a change
+            self._watching()
         self._pairs = False
         """The first decision's facts may come from the pair cache (`Gate.load`, defaults)."""
 
@@ -185,7 +181,10 @@ class Gate(Target):
         `$XDG_STATE_HOME/visiongate/routes.json`. `clock` gives each decision's timestamp
         (seconds since the epoch) and `ids` its id (`DecisionIds("replay")` for ids that do
         not depend on the process), for tests and replays."""
-        refuse_irregular(policy)
+        if policy is not None:  # the bundled default: nothing to refuse, no watcher to import
+            from ._watch import refuse_irregular
+
+            refuse_irregular(policy)
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
         agent = _config(config)
@@ -333,6 +332,16 @@ class Gate(Target):
                 resolver = self._resolver_value
         return resolver
 
+    def _watching(self) -> PolicyWatcher:
+        """The watcher, made when first needed: `_watch` and its queue are of no use to a
+        command line's one decision (issue 37)."""
+        with self._watcher_lock:
+            if self._watcher_value is None:
+                from ._watch import PolicyWatcher
+
+                self._watcher_value = PolicyWatcher(self, self._source)
+            return self._watcher_value
+
     @property
     def config(self) -> AgentConfig:
         """The agent config, without loading the catalog and registry."""
@@ -355,12 +364,12 @@ class Gate(Target):
         `wait` (a direct call) the second poll follows after `QUIET_SECONDS`; `watch` polls
         once per interval and passes `wait=False`. Until then the result is `waiting`. A
         policy path that is not a regular file (a FIFO, a device) is refused unread."""
-        return self._watcher.reload(wait=wait)
+        return self._watching().reload(wait=wait)
 
     def reload_in_background(self) -> concurrent.futures.Future[ReloadResult]:
         """`reload(wait=False)` on the watcher's thread: wait for the future with a deadline
         of your own, and decide under the policy in force past it."""
-        return self._watcher.reload_in_background()
+        return self._watching().reload_in_background()
 
     def watch(
         self, interval: float = 1.0, on_reload: Callable[[ReloadResult], None] | None = None
@@ -369,11 +378,12 @@ class Gate(Target):
 
         A file rewritten in place is applied at the second poll that sees it unchanged, a
         file renamed into place at the first; write policies atomically (see README)."""
-        self._watcher.watch(interval, on_reload)
+        self._watching().watch(interval, on_reload)
 
     def close(self) -> None:
         """Stop watching; safe to call more than once."""
-        self._watcher.close()
+        if self._watcher_value is not None:  # none made: nothing watches
+            self._watcher_value.close()
 
     def compiled_in_force(self) -> tuple[CompiledPolicy, tuple[str, ...]]:
         state = self._state

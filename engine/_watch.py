@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from visiongate.kernel._files import check_regular, read_regular_file
 from visiongate.kernel._lazy import lazy_logger
@@ -165,14 +165,13 @@ def dropped_invariants(running: CompiledPolicy, candidate: CompiledPolicy) -> li
     ]
 
 
-class Target:
-    """What a watcher reloads: the gate's side of the contract (see `Gate`)."""
+class Target(Protocol):
+    """What a watcher reloads: the gate's side of the contract (see `Gate`, which does not
+    derive from it, so that a gate that never reloads never imports this module)."""
 
-    def compiled_in_force(self) -> tuple[CompiledPolicy, tuple[str, ...]]:
-        raise NotImplementedError
+    def compiled_in_force(self) -> tuple[CompiledPolicy, tuple[str, ...]]: ...
 
-    def install(self, compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> None:
-        raise NotImplementedError
+    def install(self, compiled: CompiledPolicy, warnings: tuple[str, ...] = ()) -> None: ...
 
 
 class PolicyWatcher:
