@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from visiongate.kernel._suggest import did_you_mean
 from visiongate.kernel.shapes import API_NAMES
@@ -24,8 +24,10 @@ from ..._diagnostics import Severity
 from ..._yaml import DocumentPath
 from ..._yaml import shown as one_line
 from .._keys import provider_key
-from ..registry._route import ProviderOverride
 from ._known_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
+
+if TYPE_CHECKING:
+    from ..registry._types import ProviderOverride
 
 __all__ = ["ProviderDeclaration", "Reader", "Sourced", "custom_name", "read_declaration"]
 
@@ -178,4 +180,7 @@ def _override(
         )
     if images is None:
         return None, warnings
+    # Here: the registry's values are made only for a config that declares a provider.
+    from ..registry._types import ProviderOverride
+
     return ProviderOverride(images, api, f"{reader.label}: {where}"), warnings

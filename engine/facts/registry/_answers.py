@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, TypeVar
 
-from ._route import ModelRef, ProviderRoute
-from ._types import Entry, Evidence, Limits, MessageRule, Patterns, Veto, build
+from ._route import ProviderRoute
+from ._types import Entry, Evidence, Limits, MessageRule, ModelRef, Patterns, Veto, build
 
 
 class Answer(NamedTuple):

@@ -41,22 +41,16 @@ from ._answers import (
     strip_variants,
     unknown_answer,
 )
-from ._route import (
-    BUNDLED_FILE,
-    TRUSTED_EVIDENCE,
-    ModelRef,
-    ProviderOverride,
-    ProviderRoute,
-    path_of,
-    weaker,
-)
+from ._route import BUNDLED_FILE, TRUSTED_EVIDENCE, ProviderRoute, path_of, weaker
 from ._types import (
     MEDIA_TYPES,
     Entry,
     Evidence,
     Limits,
     MessageRule,
+    ModelRef,
     Patterns,
+    ProviderOverride,
     RegistryTables,
     Veto,
     build,

@@ -1,13 +1,14 @@
-"""The registry's answers as values: the route for a provider and model (`ProviderRoute`),
-the model located in the registry (`ModelRef`), the agent config's declaration
-(`ProviderOverride`) and the `path` fact of a verdict and its evidence."""
+"""The registry's answer as a value: the route for a provider and model (`ProviderRoute`), and
+the `path` fact of a verdict and its evidence.
+
+Alone here, apart from the registry's other values (`_types`), because a pair read back
+(`_pairs`) holds a route and nothing else of the registry: each frozen dataclass costs a
+start-up ~0.7 ms to make (issue 37)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
-
-from visiongate.kernel.shapes import API_NAMES
 
 if TYPE_CHECKING:
     from visiongate.kernel.shapes import Limits
@@ -38,23 +39,6 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """What a verdict rests on, where it is cited, and where the registry says it."""
-
-    kind: str
-    cites: str
-    where: str
-
-
-@dataclass(frozen=True)
-class ModelAlias:
-    alias: str
-    model: str
-    note: str
-    evidence: Evidence
-
-
 TRUSTED_EVIDENCE: Final = ("documented", "declared", "probed")
 """Evidence on which `accepts` is the `path` fact `accepts`: a provider document, the
 operator's declaration, or a probe that read an image back through the route."""
@@ -71,20 +55,6 @@ def weaker(first: str, second: str) -> str:
     """The weaker of two registry evidences (`documented` > `field` > `assumed`)."""
     rank = {name: index for index, name in enumerate(EVIDENCE)}
     return max(first, second, key=lambda evidence: rank.get(evidence, len(EVIDENCE)))
-
-
-@dataclass(frozen=True)
-class ProviderOverride:
-    """What an agent config declares about one provider (`providers.<id>` in the config)."""
-
-    tool_result_images: bool | None = None
-    api: str | None = None
-    origin: str = "agent config"
-    """Where the declaration was read, for provenance (e.g. `config.yaml: providers.myproxy`)."""
-
-    def __post_init__(self) -> None:
-        if self.api is not None and self.api not in API_NAMES:
-            raise ValueError(f"unknown api `{self.api}`: expected one of {', '.join(API_NAMES)}")
 
 
 @dataclass(frozen=True)
@@ -135,22 +105,3 @@ class ProviderRoute:
         return Limits(
             self.formats, self.max_image_base64, self.max_edge_px, self.max_images_per_request
         )
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A provider and model located in the registry: what rules and the catalog look at."""
-
-    provider: str
-    """The registry id (aliases and base URL routes resolved), else the provider as given."""
-    model: str
-    """The model as given, stripped."""
-    matched: str
-    """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
-    lookups: tuple[tuple[str, str, str], ...]
-    """(catalog section, model id, how it was derived): the look-ups to try, in order."""
-    catalog: str
-    """The catalog section to look in."""
-    notes: tuple[str, ...] = ()
-    """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
-    alias: ModelAlias | None = None

@@ -9,10 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from visiongate.kernel.shapes import Limits
+from visiongate.kernel.shapes import API_NAMES, Limits
 
-# Defined beside the route (a pair read back needs them, not the registry's tables).
-from ._route import Evidence, ModelAlias, build
+from ._route import build
 
 MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image formats an adapter can produce."""
@@ -36,12 +35,64 @@ __all__ = [
     "Limits",
     "MessageRule",
     "ModelAlias",
+    "ModelRef",
     "ModelRule",
     "Patterns",
+    "ProviderOverride",
     "Veto",
     "build",
     "limits_with",
 ]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a verdict rests on, where it is cited, and where the registry says it."""
+
+    kind: str
+    cites: str
+    where: str
+
+
+@dataclass(frozen=True)
+class ModelAlias:
+    alias: str
+    model: str
+    note: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class ProviderOverride:
+    """What an agent config declares about one provider (`providers.<id>` in the config)."""
+
+    tool_result_images: bool | None = None
+    api: str | None = None
+    origin: str = "agent config"
+    """Where the declaration was read, for provenance (e.g. `config.yaml: providers.myproxy`)."""
+
+    def __post_init__(self) -> None:
+        if self.api is not None and self.api not in API_NAMES:
+            raise ValueError(f"unknown api `{self.api}`: expected one of {', '.join(API_NAMES)}")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A provider and model located in the registry: what rules and the catalog look at."""
+
+    provider: str
+    """The registry id (aliases and base URL routes resolved), else the provider as given."""
+    model: str
+    """The model as given, stripped."""
+    matched: str
+    """What model rules and vetoes see: routing variants stripped, a floating alias replaced."""
+    lookups: tuple[tuple[str, str, str], ...]
+    """(catalog section, model id, how it was derived): the look-ups to try, in order."""
+    catalog: str
+    """The catalog section to look in."""
+    notes: tuple[str, ...] = ()
+    """How the model was rewritten (`routing variant `:nitro` stripped`), for provenance."""
+    alias: ModelAlias | None = None
 
 
 @dataclass(frozen=True)
