@@ -36,7 +36,6 @@ class CompiledPolicy:
     """Non-error diagnostics found while loading."""
 
 
-@dataclass
 class _Context(Staged):
     document: dict[str, object] | None = None
     policy: Policy | None = None

@@ -7,7 +7,6 @@ verdict rests on is cited; a base URL route names a provider) -> build.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -41,7 +40,6 @@ __all__ = ["STAGES", "read_registry_text"]
 _LIMIT_KEYS = ("formats", "max_image_base64", "max_edge_px", "max_images_per_request")
 
 
-@dataclass
 class _Context(Staged):
     document: dict[str, Any] | None = None
     tables: RegistryTables | None = None
