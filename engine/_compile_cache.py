@@ -24,7 +24,6 @@ rebuilds the policy from the document without parsing the YAML (nor importing Py
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+from visiongate.kernel._digest import sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from ._diagnostics import Diagnostic, Location
@@ -62,7 +62,7 @@ def engine_fingerprint() -> str:
     """The package version and the source of the engine's modules, hashed."""
     from visiongate import __version__
 
-    digest = hashlib.sha256(f"{FORMAT}\0{__version__}".encode())
+    digest = sha256(f"{FORMAT}\0{__version__}".encode())
     engine = Path(__file__).parent
     # The engine's own modules and private packages (`_yaml/`); not `facts/` or `tooling/`,
     # which a compiled policy does not depend on.
@@ -112,7 +112,7 @@ def _entry_path(text: str) -> Path | None:
         return None
     # `surrogatepass`: a text with a lone surrogate (which the loader then refuses) must not
     # make the cache raise; it is keyed like any other.
-    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    sha = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     try:
         engine = engine_fingerprint()
     except OSError as error:  # an installation whose modules cannot be read back

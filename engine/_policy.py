@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
+
+from visiongate.kernel._digest import sha256
 
 from ._diagnostics import Diagnostic, Location
 from ._settings import (
@@ -97,7 +98,7 @@ def condition_matches(when: Condition, cell: Cell) -> bool:
 
 
 def source_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def build_policy(document: Mapping[str, Any], loaded: LoadedYaml) -> Policy:

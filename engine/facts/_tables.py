@@ -25,19 +25,21 @@ objects with their indexes, so the next process reads them back in one step.
 
 from __future__ import annotations
 
+# `pickle.Unpickler` is `_pickle.Unpickler`: importing `pickle.py` (with `struct`) for it
+# would cost a `decide` ~1.4 ms (issue 37).
+import _pickle
 import copyreg
 import dataclasses
 import functools
 import gc
-import hashlib
 import io
 import os
-import pickle
 from collections.abc import Callable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
+from visiongate.kernel._digest import sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from .._compile_cache import cache_directory, engine_fingerprint
@@ -65,7 +67,7 @@ BUNDLED_CATALOG: Final = "catalog/models-dev.json"
 
 FORMAT: Final = b"visiongate fact table 1\n"
 MAX_ENTRIES: Final = 16
-_DIGEST: Final = hashlib.sha256().digest_size
+_DIGEST: Final = sha256().digest_size
 _T = TypeVar("_T")
 
 
@@ -143,7 +145,7 @@ def _entry_path(key: bytes, folder: str = "") -> Path | None:
     except OSError as error:  # an installation whose modules cannot be read back
         logger.debug("visiongate: fact tables off, no engine fingerprint: %s", error)
         return None
-    digest = hashlib.sha256(key)
+    digest = sha256(key)
     return directory / "facts" / folder / f"{digest.hexdigest()[:32]}-{fingerprint}.table"
 
 
@@ -151,7 +153,7 @@ def _entry_path(key: bytes, folder: str = "") -> Path | None:
 def _fingerprint() -> str:
     from visiongate.kernel import shapes  # its `Limits` are in the registry's entries
 
-    digest = hashlib.sha256(engine_fingerprint().encode())
+    digest = sha256(engine_fingerprint().encode())
     for folder in (Path(__file__).parent, Path(shapes.__file__).parent):
         for module in sorted(folder.rglob("*.py")):
             digest.update(str(module.relative_to(folder)).encode() + b"\0" + module.read_bytes())
@@ -180,7 +182,7 @@ def _parse(raw: bytes) -> object:
     if not raw.startswith(FORMAT):
         raise ValueError("not a fact table of this format")
     digest, body = raw[len(FORMAT) : len(FORMAT) + _DIGEST], raw[len(FORMAT) + _DIGEST :]
-    if hashlib.sha256(body).digest() != digest:
+    if sha256(body).digest() != digest:
         raise ValueError("its checksum does not match (a damaged or truncated file)")
     collecting = gc.isenabled()
     gc.disable()  # tens of thousands of objects, none of them garbage: no pass is of use
@@ -191,7 +193,7 @@ def _parse(raw: bytes) -> object:
             gc.enable()
 
 
-class _Reader(pickle.Unpickler):
+class _Reader(_pickle.Unpickler):  # `pickle.Unpickler` itself, without `pickle.py`
     """Names only the engine's frozen dataclasses, `re` patterns and read-only mappings."""
 
     def find_class(self, module: str, name: str) -> Any:
@@ -203,7 +205,7 @@ class _Reader(pickle.Unpickler):
             found = super().find_class(module, name)
             if isinstance(found, type) and dataclasses.is_dataclass(found):
                 return found
-        raise pickle.UnpicklingError(f"`{module}.{name}` is not allowed in a fact table")
+        raise _pickle.UnpicklingError(f"`{module}.{name}` is not allowed in a fact table")
 
 
 def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
@@ -211,6 +213,8 @@ def _read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:
 
 
 def _remember(path: Path, table: object, keep: int = MAX_ENTRIES) -> None:
+    import pickle  # writing only: reading an entry needs the C unpickler alone (issue 37)
+
     buffer = io.BytesIO()
     writer = pickle.Pickler(buffer, protocol=5)
     writer.dispatch_table = {
@@ -221,7 +225,7 @@ def _remember(path: Path, table: object, keep: int = MAX_ENTRIES) -> None:
         writer.dump(table)
         body = buffer.getvalue()
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = FORMAT + hashlib.sha256(body).digest() + body
+        data = FORMAT + sha256(body).digest() + body
         replace_file(path, data, prefix=".table-", suffix=".tmp", sync=False)
         keep_newest(path.parent, "*.table", keep)
     except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
