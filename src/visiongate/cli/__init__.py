@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 
@@ -123,6 +124,37 @@ exit codes (every command):
   4  `mcp call`: the tool answered with an error (`isError`); its routed result is printed"""
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, handed the width it would work out itself: argparse makes one at
+    every `add_argument` (to check a metavar), and its own look-up imports `shutil` (with
+    `zlib`, `bz2` and `lzma`), ~2 ms of every command that takes options (issue 37)."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _terminal_columns() - 2 if width is None else width  # argparse's own margin
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`: `COLUMNS` when it is a positive number, else the
+    width of the terminal of standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]  # None is caught
+    except (AttributeError, ValueError, OSError):  # no standard output, or not a terminal
+        return 80
+
+
 def _load(name: str) -> CommandModule:
     # `typing.cast` would import `typing` for every command (issue 37).
     module: Any = importlib.import_module(COMMANDS[name][0])
@@ -136,7 +168,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Route tool-produced images to the model as pixels or as text, by policy.",
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument(
         "--version", action="store_true", help="print the versions and exit (as `version`)"
@@ -152,7 +184,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             help=summary,
             description=summary,
             epilog=EXIT_CODES,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_Formatter,
         )
         module = _load(name)
         module.configure(sub)
