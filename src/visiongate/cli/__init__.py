@@ -161,8 +161,10 @@ def _load(name: str) -> CommandModule:
     return module  # type: ignore[no-any-return]  # every module of COMMANDS is one
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; only the module of `only` (if any) is imported."""
+def build_parser(only: str | None = None, *, alone: bool = False) -> argparse.ArgumentParser:
+    """The argument parser; only the module of `only` (if any) is imported. With `alone` it
+    knows no other command: a command line that starts with `only` never shows the top-level
+    help that lists them, and each one costs a start-up an `ArgumentParser` (issue 37)."""
     parser = argparse.ArgumentParser(
         prog="visiongate",
         allow_abbrev=False,
@@ -176,7 +178,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, summary) in COMMANDS.items():
         if name != only:
-            commands.add_parser(name, help=summary, add_help=False, allow_abbrev=False)
+            if not alone:
+                commands.add_parser(name, help=summary, add_help=False, allow_abbrev=False)
             continue
         sub = commands.add_parser(
             name,
@@ -335,7 +338,7 @@ def _dispatch(arguments: list[str]) -> int:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
     first = next((a for a in arguments if not a.startswith("-")), None)
-    parser = build_parser(only=first)
+    parser = build_parser(only=first, alone=arguments[:1] == [first])
     problem = _misspelt_option(parser, arguments)  # before argparse's "required" complaint
     if problem is not None:
         print(problem, file=sys.stderr)
