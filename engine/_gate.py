@@ -63,6 +63,8 @@ class FactError(VisiongateError, ValueError):
 
 @dataclass(frozen=True, eq=False)
 class _State:
+    """The policy in force and what deciding under it reads; replaced whole at a reload."""
+
     compiled: CompiledPolicy
     table: Mapping[Cell, CellVerdict]
     ref: PolicyRef

@@ -31,6 +31,9 @@ Condition = Mapping[str, frozenset[str]]
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule of the policy: the cells its `when` matches, the lane it names for them and
+    why; `index` is its position among the policy's rules."""
+
     id: str
     when: Condition
     lane: str
@@ -51,6 +54,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Invariant:
+    """A promise the table must keep: every cell its `when` matches gets the lane `expect`."""
+
     id: str
     when: Condition
     expect: str
