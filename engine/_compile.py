@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any, Final
 from visiongate.kernel._errors import VisiongateError
 from visiongate.kernel._lazy import lazy_logger
 
-from . import _compile_worker
 from ._policy import Condition, Policy
 from ._vocabulary import FACT_NAMES, FACTS, Cell, all_cells
 
@@ -200,6 +199,8 @@ class EngineWorker:
         # Where no child process can be started (an embedded interpreter without
         # `sys.executable`), compile here: correct, but the engine's memory is not returned.
         logger.warning("visiongate: compiling in process, the worker cannot start: %s", error)
+        from . import _compile_worker
+
         try:
             return _compile_worker.evaluate(dict(request))
         except RuntimeError as failure:
@@ -222,6 +223,8 @@ class EngineWorker:
             import subprocess
 
             from visiongate.kernel._platform import NEW_PROCESS_GROUP, PipeLines
+
+            from . import _compile_worker  # here: a policy recalled from the cache starts none
 
             self._process = subprocess.Popen(
                 [sys.executable, "-P", str(Path(_compile_worker.__file__)), str(self.max_rss_mb)],
