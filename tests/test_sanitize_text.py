@@ -10,7 +10,8 @@ import yaml
 
 from visiongate.adapters.sanitize._sanitizer import Sanitizer
 from visiongate.adapters.sanitize._text import tag_sequence
-from visiongate.engine._settings import CHANNEL_NOTES, INVISIBLE_CHANNELS, SanitizeSettings
+from visiongate.engine._settings import INVISIBLE_CHANNELS, SanitizeSettings
+from visiongate.engine.tooling._channels import CHANNEL_NOTES
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "data" / "sanitize" / "text.yaml").read_text(encoding="utf-8")
