@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 from ._catalog import CatalogAnswer, ModelCatalog
 from ._runtimes import RuntimeAnswer, RuntimeProbe, default_base_url, is_private_url
-from .config._config import AgentConfig, ProviderDeclaration, Sourced
+from .config._config import AgentConfig, Sourced
+from .config._providers import ProviderDeclaration
 from .registry._registry import ModelRef, ProviderRegistry
 
 

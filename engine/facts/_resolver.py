@@ -38,7 +38,8 @@ from ._keys import model_id, provider_key
 from ._pairs import ResolvedFacts as ResolvedFacts  # its home before (the tests import it)
 from ._routes import LearnedRoute, RouteOverlay
 from ._runtimes import RuntimeProbe
-from .config._config import AgentConfig, ProviderDeclaration
+from .config._config import AgentConfig
+from .config._providers import ProviderDeclaration
 from .registry._registry import ModelRef, ProviderRegistry, ProviderRoute
 from .registry._route import build
 

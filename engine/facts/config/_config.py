@@ -27,17 +27,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._diagnostics import Diagnostic, Location, PolicyError, has_errors
 from ..._yaml import load_yaml, read_source_file
 from .._keys import model_key, provider_key
 from ._fields import DEFAULT_ENTRY, not_mapping
 from ._known_keys import coerce_bool
-from ._providers import ProviderDeclaration, Sourced
+from ._sourced import Sourced
+
+if TYPE_CHECKING:
+    from ._providers import ProviderDeclaration
 from ._reader import Reader
 
-__all__ = ["AgentConfig", "ProviderDeclaration", "Sourced", "coerce_bool"]
+__all__ = ["AgentConfig", "Sourced", "coerce_bool"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,11 +4,14 @@ values its reader and its queries share."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, TypedDict
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from ..._diagnostics import Diagnostic, Location
 from ..._vocabulary import FACTS
-from ._providers import ProviderDeclaration, Sourced
+from ._sourced import Sourced
+
+if TYPE_CHECKING:
+    from ._providers import ProviderDeclaration
 
 MODES: Final = FACTS["mode"]
 FAIL_CLOSED_MODE: Final = "text"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from visiongate.kernel._suggest import did_you_mean
 from visiongate.kernel.shapes import API_NAMES
@@ -25,28 +25,17 @@ from ..._yaml import DocumentPath
 from ..._yaml import shown as one_line
 from .._keys import provider_key
 from ._known_keys import MISSPELT_ROUTING_KEY, clean, unknown_keys
+from ._sourced import Sourced
 
 if TYPE_CHECKING:
     from ..registry._types import ProviderOverride
 
-__all__ = ["ProviderDeclaration", "Reader", "Sourced", "custom_name", "read_declaration"]
+__all__ = ["ProviderDeclaration", "Reader", "custom_name", "declarations", "read_declaration"]
 
 
 def custom_name(raw: Any) -> str:
     """A `custom_providers` entry's id as decisions name it (`custom:x` is `x`)."""
     return provider_key(clean(raw))
-
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Sourced(Generic[T]):
-    """A value read from the config, with one line saying where it came from."""
-
-    value: T
-    provenance: str
-    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +80,51 @@ class Reader(Protocol):
     ) -> str: ...
 
     def boolean(self, raw: Any, path: DocumentPath) -> Sourced[bool | None]: ...
+
+    def section(self, path: DocumentPath) -> Mapping[Any, Any]: ...
+
+
+def declarations(reader: Reader) -> dict[str, ProviderDeclaration]:
+    """`providers.<id>` entries, then the `custom_providers` list (the production agent's
+    legacy form; a `providers` entry of the same name wins)."""
+    found: dict[str, ProviderDeclaration] = {}
+    for key in reader.section(("providers",)):
+        spec = reader.section(("providers", key))
+        if spec:
+            declaration = read_declaration(reader, ("providers", key), spec)
+            found.setdefault(provider_key(str(key)), declaration)
+    for index, spec in _custom_providers(reader):
+        name = custom_name(spec.get("name"))
+        declaration = read_declaration(reader, ("custom_providers", index), spec)
+        found.setdefault(name, declaration)
+    return found
+
+
+def _custom_providers(reader: Reader) -> list[tuple[int, Mapping[Any, Any]]]:
+    """The entries of `custom_providers` that are usable, with their index."""
+    raw = reader.data.get("custom_providers")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        reader.warn(
+            "config-not-list",
+            "`custom_providers` must be a list of providers, ignored",
+            ("custom_providers",),
+            "write each provider as a list item: `- name: my-endpoint`",
+        )
+        return []
+    usable = []
+    for index, spec in enumerate(raw):
+        if isinstance(spec, Mapping) and custom_name(spec.get("name")):
+            usable.append((index, spec))
+            continue
+        reader.warn(
+            "custom-provider-unnamed",
+            f"`custom_providers[{index}]` has no `name`, ignored",
+            ("custom_providers", index),
+            "give it `name:`, the provider id decisions are asked for",
+        )
+    return usable
 
 
 def read_declaration(

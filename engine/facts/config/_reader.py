@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from visiongate.kernel._suggest import did_you_mean
 
@@ -32,7 +32,10 @@ from ._known_keys import (
     coerce_bool,
     unknown_keys,
 )
-from ._providers import ProviderDeclaration, Sourced, custom_name, read_declaration
+from ._sourced import Sourced
+
+if TYPE_CHECKING:
+    from ._providers import ProviderDeclaration
 
 _UNSET_AUX_PROVIDERS: Final = frozenset({"", "auto"})
 _ENV_REFERENCE: Final = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$")
@@ -320,45 +323,12 @@ class Reader:
         return Sourced(value, f"{where}: {value}")
 
     def providers(self) -> dict[str, ProviderDeclaration]:
-        """`providers.<id>` entries, then the `custom_providers` list (the production agent's
-        legacy form; a `providers` entry of the same name wins)."""
-        declarations: dict[str, ProviderDeclaration] = {}
-        for key in self.section(("providers",)):
-            spec = self.section(("providers", key))
-            if spec:
-                declaration = read_declaration(self, ("providers", key), spec)
-                declarations.setdefault(provider_key(str(key)), declaration)
-        for index, spec in self.custom_providers():
-            name = custom_name(spec.get("name"))
-            declaration = read_declaration(self, ("custom_providers", index), spec)
-            declarations.setdefault(name, declaration)
-        return declarations
+        """The provider declarations (`_providers.declarations`)."""
+        if self.data.get("providers") is None and self.data.get("custom_providers") is None:
+            return {}  # none declared: their module and dataclass are not needed (issue 37)
+        from ._providers import declarations
 
-    def custom_providers(self) -> list[tuple[int, Mapping[Any, Any]]]:
-        """The entries of `custom_providers` that are usable, with their index."""
-        raw = self.data.get("custom_providers")
-        if raw is None:
-            return []
-        if not isinstance(raw, list):
-            self.warn(
-                "config-not-list",
-                "`custom_providers` must be a list of providers, ignored",
-                ("custom_providers",),
-                "write each provider as a list item: `- name: my-endpoint`",
-            )
-            return []
-        usable = []
-        for index, spec in enumerate(raw):
-            if isinstance(spec, Mapping) and custom_name(spec.get("name")):
-                usable.append((index, spec))
-                continue
-            self.warn(
-                "custom-provider-unnamed",
-                f"`custom_providers[{index}]` has no `name`, ignored",
-                ("custom_providers", index),
-                "give it `name:`, the provider id decisions are asked for",
-            )
-        return usable
+        return declarations(self)
 
     def model_overrides(self) -> dict[str, Sourced[bool | None]]:
         """`model_overrides.<model>.supports_vision` (alias `vision`) and the production agent's
