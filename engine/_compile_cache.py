@@ -36,7 +36,7 @@ from visiongate.kernel._digest import sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from ._diagnostics import Diagnostic, Location
-from ._files import keep_newest, replace_file
+from ._files import keep_newest, module_sources, replace_file
 from ._policy import Policy, condition_matches
 from ._vocabulary import CELL_COUNT, Cell, all_cells
 from ._yaml import DocumentPath, LoadedYaml
@@ -63,12 +63,15 @@ def engine_fingerprint() -> str:
     from visiongate import __version__
 
     digest = sha256(f"{FORMAT}\0{__version__}".encode())
-    engine = Path(__file__).parent
     # The engine's own modules and private packages (`_yaml/`); not `facts/` or `tooling/`,
     # which a compiled policy does not depend on.
-    for module in sorted([*engine.glob("*.py"), *engine.glob("_*/*.py")]):
-        digest.update(module.relative_to(engine).as_posix().encode() + b"\0" + module.read_bytes())
+    for name, source in module_sources(Path(__file__).parent, _private_package):
+        digest.update(name.encode() + b"\0" + source)
     return digest.hexdigest()[:24]
+
+
+def _private_package(name: str) -> bool:
+    return name.startswith("_") and "/" not in name
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Replacing a file whole, for the engine's own state files (the compile cache, the fact
-tables, the routes) and the playground's Save; keeping a cache folder to its newest entries."""
+tables, the routes) and the playground's Save; keeping a cache folder to its newest entries;
+reading the package's own modules for the caches' fingerprints."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from importlib.resources.abc import Traversable
 
 
@@ -67,3 +69,24 @@ def bundled_data(name: str = "") -> Path | Traversable:
 
     root = resources.files("visiongate.policies")
     return root / name if name else root
+
+
+def module_sources(folder: Path, enter: Callable[[str], bool]) -> list[tuple[str, bytes]]:
+    """The `.py` files of `folder` and of the subfolders `enter` accepts (by their path from
+    `folder`, `_yaml` or `config/sub`), as (that path with `/`, the bytes), sorted by path.
+
+    With `os.scandir` and plain reads: `Path.glob` and `Path.read_bytes` cost a `decide` about
+    1 ms more for the ~60 modules its two fingerprints read (issue 37)."""
+    found: list[tuple[str, bytes]] = []
+    folders = [("", str(folder))]
+    while folders:
+        prefix, where = folders.pop()
+        with os.scandir(where) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if entry.name.endswith(".py") and entry.is_file():
+                    with open(entry.path, "rb") as source:
+                        found.append((name, source.read()))
+                elif entry.name != "__pycache__" and entry.is_dir() and enter(name):
+                    folders.append((name + "/", entry.path))
+    return sorted(found)

@@ -43,7 +43,7 @@ from visiongate.kernel._digest import sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from .._compile_cache import cache_directory, engine_fingerprint
-from .._files import bundled_data, keep_newest, replace_file
+from .._files import bundled_data, keep_newest, module_sources, replace_file
 
 __all__ = [
     "BUNDLED_CATALOG",
@@ -155,8 +155,8 @@ def _fingerprint() -> str:
 
     digest = sha256(engine_fingerprint().encode())
     for folder in (Path(__file__).parent, Path(shapes.__file__).parent):
-        for module in sorted(folder.rglob("*.py")):
-            digest.update(str(module.relative_to(folder)).encode() + b"\0" + module.read_bytes())
+        for name, source in module_sources(folder, lambda _subfolder: True):
+            digest.update(name.encode() + b"\0" + source)
     return digest.hexdigest()[:24]
 
 
