@@ -27,7 +27,7 @@ import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -74,16 +74,25 @@ def _private_package(name: str) -> bool:
     return name.startswith("_") and "/" not in name
 
 
-@dataclass(frozen=True)
 class CacheEntry:
-    """What the validate and compile stages produced for one policy content."""
+    """What the validate and compile stages produced for one policy content.
 
-    document: dict[str, Any]
-    matches: tuple[tuple[int, ...], ...]
-    """Per cell, in `all_cells()` order, the indexes of the rules matching it."""
-    diagnostics: tuple[Diagnostic, ...]
-    source: dict[str, Any]
-    """The parsed YAML (`_source_dict`): its data, the location tables, its diagnostics."""
+    A plain class, not a frozen dataclass: an entry is read back and used once, never compared
+    or shown, and making a dataclass costs every start-up about 0.5 ms (issue 37)."""
+
+    __slots__ = ("diagnostics", "document", "matches", "source")
+
+    def __init__(
+        self,
+        document: dict[str, Any],
+        matches: tuple[tuple[int, ...], ...],
+        diagnostics: tuple[Diagnostic, ...],
+        source: dict[str, Any],
+    ) -> None:
+        self.document = document
+        self.matches = matches  # per cell, in `all_cells()` order, the matching rules' indexes
+        self.diagnostics = diagnostics
+        self.source = source  # the parsed YAML (`_source_dict`): data, locations, diagnostics
 
     def loaded(self, text: str, file: str) -> LoadedYaml:
         """The parsed YAML of `text`, as `load_yaml` made it when the entry was written."""
@@ -145,9 +154,24 @@ def _parse(raw: Any) -> CacheEntry:
     diagnostics = tuple(_diagnostic(item) for item in raw["diagnostics"])
     if not isinstance(raw.get("source"), dict):
         raise ValueError("an entry without its parsed YAML")
-    entry = CacheEntry(raw["document"], matches, diagnostics, raw["source"])
-    entry.loaded("", "<policy>")  # its parsed YAML is of the right shape, or the entry is refused
-    return entry
+    _check_source(raw["source"])  # its parsed YAML is of the right shape, or it is refused
+    return CacheEntry(raw["document"], matches, diagnostics, raw["source"])
+
+
+def _check_source(source: dict[str, Any]) -> None:
+    """Raise as `CacheEntry.loaded` would on a damaged parsed YAML, without making its
+    hundreds of locations: a recalled policy makes them once, when it is rebuilt (issue 37)."""
+    if "data" not in source:
+        raise KeyError("data")
+    for rows in (source["locations"], source["keys"]):
+        for path, line, column in rows:
+            _path(path)
+            int(line)
+            int(column)
+    for path, _word in source["booleans"]:
+        _path(path)
+    for item in source["diagnostics"]:
+        _diagnostic(item)
 
 
 def _path(raw: Any) -> DocumentPath:
