@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from visiongate.kernel._digest import sha256
+from visiongate.kernel._digest import blake2b, sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from ._diagnostics import Diagnostic, Location
@@ -59,10 +59,10 @@ def cache_directory() -> Path | None:
 
 @functools.lru_cache(maxsize=1)  # one engine per process
 def engine_fingerprint() -> str:
-    """The package version and the source of the engine's modules, hashed."""
+    """The package version and the source of the engine's modules, hashed (BLAKE2b, `_digest`)."""
     from visiongate import __version__
 
-    digest = sha256(f"{FORMAT}\0{__version__}".encode())
+    digest = blake2b(f"{FORMAT}\0{__version__}".encode())
     # The engine's own modules and private packages (`_yaml/`); not `facts/` or `tooling/`,
     # which a compiled policy does not depend on.
     for name, source in module_sources(Path(__file__).parent, _private_package):

@@ -39,7 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
-from visiongate.kernel._digest import sha256
+from visiongate.kernel._digest import blake2b, sha256
 from visiongate.kernel._lazy import lazy_logger
 
 from .._compile_cache import cache_directory, engine_fingerprint
@@ -153,7 +153,7 @@ def _entry_path(key: bytes, folder: str = "") -> Path | None:
 def _fingerprint() -> str:
     from visiongate.kernel import shapes  # its `Limits` are in the registry's entries
 
-    digest = sha256(engine_fingerprint().encode())
+    digest = blake2b(engine_fingerprint().encode())
     for folder in (Path(__file__).parent, Path(shapes.__file__).parent):
         for name, source in module_sources(folder, lambda _subfolder: True):
             digest.update(name.encode() + b"\0" + source)
