@@ -333,3 +333,87 @@ def test_a_repeated_decide_reads_its_pair_back_and_imports_no_resolver(tmp_path:
     assert not unneeded, sorted(unneeded)
     cold = set(json.loads(runs[0].stderr.strip().splitlines()[-1]))
     assert "visiongate.engine.facts._resolver" in cold  # the budget holds because of the cache
+
+
+# What a repeated `decide --provider --model` no longer imports (issue 37, decide7x): its
+# logger is looked up only when something is logged, its gate makes a policy watcher only to
+# reload, its hashes and the pair's reader are CPython's own (no OpenSSL's `hashlib`, no
+# `pickle.py`), argparse is handed its width (no `shutil`), its locks come from `_thread`, and
+# neither the registry's other values, the config's provider declarations, the compile worker
+# nor the docs' channel notes are made.
+NOT_FOR_A_REPEAT = (
+    *("logging", "hashlib", "_hashlib", "pickle", "shutil", "threading", "queue", "lzma"),
+    *("visiongate.engine._watch", "visiongate.engine._compile_worker"),
+    *("visiongate.engine.facts.registry._types", "visiongate.engine.facts.config._providers"),
+    "visiongate.engine.tooling",
+)
+
+
+def unneeded_on_a_repeat(tmp_path: Path, prelude: str = "") -> set[str]:
+    """The modules of `NOT_FOR_A_REPEAT` the second of two `decide`s imports beyond the
+    interpreter's own start-up, with `prelude` run before each."""
+    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache"),
+        "VISIONGATE_FACTS_CACHE": str(tmp_path / "facts"),  # no refreshed catalog
+        "XDG_STATE_HOME": str(tmp_path / "state"),  # no routes file
+    }
+
+    def run(*code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", *code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+
+    start_up = set(json.loads(run(START_UP_PROBE).stdout))
+    runs = [run(prelude + ALL_PROBE, *argv) for _ in range(2)]  # the first fills the caches
+    assert runs[1].stdout.startswith("lane:"), runs[1].stderr
+    modules = set(json.loads(runs[1].stderr.strip().splitlines()[-1])) - start_up
+    return {m for m in modules if m.startswith(NOT_FOR_A_REPEAT)}
+
+
+def test_a_repeated_decide_imports_no_logging_hashlib_shutil_or_watcher(tmp_path: Path) -> None:
+    """Regression (issue 37): measured installed, a repeated `decide` took 8.3x to 8.6x
+    `python -c pass`; `logging`, `hashlib` (OpenSSL), `pickle.py`, `shutil` (with `lzma`),
+    `threading`, the policy watcher (with `queue`) and 31 dataclasses were most of it."""
+    assert not unneeded_on_a_repeat(tmp_path)
+
+
+def test_the_repeat_budget_sees_a_deliberate_import(tmp_path: Path) -> None:
+    # The budget above holds because nothing imports them, not because the probe misses them.
+    prelude = "import logging, shutil\nimport visiongate.engine._watch\n"
+    found = unneeded_on_a_repeat(tmp_path, prelude)
+    assert {"logging", "shutil", "visiongate.engine._watch"} <= found, found
+
+
+@pytest.mark.parametrize("data", [b"", b"abc", bytes(range(256)) * 300])
+def test_the_built_in_hashes_give_hashlibs_digests(data: bytes) -> None:
+    # `kernel._digest` stands in for `hashlib` at start-up: every digest must be the same.
+    import hashlib
+
+    from visiongate.kernel import _digest
+
+    assert _digest.sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert _digest.blake2b(data).hexdigest() == hashlib.blake2b(data).hexdigest()
+
+
+@pytest.mark.parametrize("columns", [None, "", "abc", "-3", "0", "37", "200"])
+def test_the_parsers_width_is_the_one_argparse_would_work_out(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command line's formatter is handed the width argparse reads with `shutil`.
+    import shutil
+
+    from visiongate.cli import _terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert _terminal_columns() == shutil.get_terminal_size().columns
