@@ -14,8 +14,7 @@ are read when the first decision needs them (the proxy answers the handshake bef
 
 from __future__ import annotations
 
-# `threading.Lock` is `_thread.allocate_lock`: `threading` itself (~0.7 ms) is not needed for it.
-import _thread
+import _thread  # `threading.Lock` is its `allocate_lock`: no `threading` (~0.7 ms) for it
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from ._decision import (
     as_sink,
     process_ids,
 )
-from ._load import CompiledPolicy, compile_policy_text, read_policy_source
+from ._load import CompiledPolicy, compile_policy_text, read_policy_source, refuse_irregular
 from ._policy import Policy
 from ._vocabulary import FACTS, Cell
 from .facts._inputs import RoutesSource, catalog_of, check_routes, make_resolver, registry_of
@@ -184,10 +183,7 @@ class Gate:  # the target its watcher reloads (`_watch.Target`)
         `$XDG_STATE_HOME/visiongate/routes.json`. `clock` gives each decision's timestamp
         (seconds since the epoch) and `ids` its id (`DecisionIds("replay")` for ids that do
         not depend on the process), for tests and replays."""
-        if policy is not None:  # the bundled default: nothing to refuse, no watcher to import
-            from ._watch import refuse_irregular
-
-            refuse_irregular(policy)
+        refuse_irregular(policy)
         text, file = read_policy_source(policy)
         compiled = compile_policy_text(text, file)
         agent = _config(config)
@@ -336,8 +332,7 @@ class Gate:  # the target its watcher reloads (`_watch.Target`)
         return resolver
 
     def _watching(self) -> PolicyWatcher:
-        """The watcher, made when first needed: `_watch` and its queue are of no use to a
-        command line's one decision (issue 37)."""
+        """The watcher, made when first needed: of no use to one decision (issue 37)."""
         with self._watcher_lock:
             if self._watcher_value is None:
                 from ._watch import PolicyWatcher

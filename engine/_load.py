@@ -6,15 +6,17 @@ if the stages before it found no error, since its input would be meaningless.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from visiongate.kernel._files import check_regular
 from visiongate.kernel._lazy import lazy_logger
 
 from ._compile import CellVerdict, compile_table, match_cells
 from ._compile_cache import recall, remember
-from ._diagnostics import Diagnostic, PolicyError, has_errors
+from ._diagnostics import Diagnostic, Location, PolicyError, has_errors
 from ._files import bundled_data
 from ._policy import Policy, build_policy, condition_matches
 from ._vocabulary import Cell, all_cells, format_cell
@@ -128,6 +130,35 @@ def read_policy_source(policy: str | Path | None) -> tuple[str, str]:
         name = DEFAULT_POLICY if policy is None else str(policy)
         return bundled_policy_text(name), f"policies/{_bundled_file(name)}"
     return read_source_file(policy, kind="policy"), str(policy)
+
+
+def refuse_irregular(source: str | Path | None) -> None:
+    """`PolicyError` for a policy path that exists and is not a regular file (reading a FIFO
+    would wait for a writer forever, a device would never end)."""
+    path = policy_path(source)
+    try:
+        if path is None or not path.exists():
+            return  # bundled, or missing: the reader says so in its own words
+        check_regular(os.stat(path), path)
+    except OSError as error:
+        raise PolicyError(
+            [
+                Diagnostic(
+                    "unreadable-file",
+                    "error",
+                    f"cannot read the policy `{source}`: {error.strerror}",
+                    Location(str(source)),
+                    help="point `--policy` at a policy file (YAML), not a pipe or a device",
+                )
+            ]
+        ) from None
+
+
+def policy_path(source: str | Path | None) -> Path | None:
+    """The policy file `source` names; None for a bundled policy (by name, or the default)."""
+    if source is None or (isinstance(source, str) and is_bundled_policy(source)):
+        return None
+    return Path(source)
 
 
 def load_policy(policy: str | Path | None = None) -> CompiledPolicy:

@@ -27,11 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
-from visiongate.kernel._files import check_regular, read_regular_file
+from visiongate.kernel._files import read_regular_file
 from visiongate.kernel._lazy import lazy_logger
 
 from ._diagnostics import Diagnostic, Location, PolicyError
-from ._load import CompiledPolicy, compile_policy_text, is_bundled_policy, read_policy_source
+from ._load import (
+    CompiledPolicy,
+    compile_policy_text,
+    policy_path,
+    read_policy_source,
+    refuse_irregular,
+)
 from ._policy import source_sha256
 from ._yaml import DEFAULT_LIMITS, NOT_UTF8
 
@@ -91,34 +97,6 @@ def read_policy_file(path: str | Path, max_bytes: int = DEFAULT_LIMITS.max_bytes
     return read_regular_file(path, max_bytes)
 
 
-def refuse_irregular(source: PolicySource) -> None:
-    """`PolicyError` for a policy path that exists and is not a regular file (reading a FIFO
-    would wait for a writer forever, a device would never end)."""
-    path = _policy_path(source)
-    try:
-        if path is None or not path.exists():
-            return  # bundled, or missing: the reader says so in its own words
-        check_regular(os.stat(path), path)
-    except OSError as error:
-        raise PolicyError(
-            [
-                Diagnostic(
-                    "unreadable-file",
-                    "error",
-                    f"cannot read the policy `{source}`: {error.strerror}",
-                    Location(str(source)),
-                    help="point `--policy` at a policy file (YAML), not a pipe or a device",
-                )
-            ]
-        ) from None
-
-
-def _policy_path(source: PolicySource) -> Path | None:
-    if source is None or (isinstance(source, str) and is_bundled_policy(source)):
-        return None
-    return Path(source)
-
-
 def _signature(path: Path) -> tuple[int, ...]:
     status = os.stat(path)
     return (status.st_ino, status.st_dev, status.st_size, status.st_mtime_ns)
@@ -126,7 +104,7 @@ def _signature(path: Path) -> tuple[int, ...]:
 
 def look(source: PolicySource) -> Seen | None:
     """The file as it is now; None if it changed while being read (a writer is at work)."""
-    path = _policy_path(source)
+    path = policy_path(source)
     try:
         if path is None:
             text, file = read_policy_source(source)
@@ -337,7 +315,7 @@ class PolicyWatcher:
 
 
 def _initial_inode(source: PolicySource) -> int | None:
-    path = _policy_path(source)
+    path = policy_path(source)
     try:
         return os.stat(path).st_ino if path is not None else None
     except OSError:
