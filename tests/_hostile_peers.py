@@ -63,9 +63,15 @@ def died_starting(code: int | None, pid_file: Path, log: Path) -> bool:
     handler for it, kills the process as the signal's default does: silently, with nothing
     started (a loaded machine can take that long to start Python)."""
     said = log.read_bytes().strip()
-    if code == 1 and said.endswith(b"KeyboardInterrupt") and b"_entry.py" not in said:
+    if (
+        code in (1, -signal.SIGINT)
+        and said.endswith(b"KeyboardInterrupt")
+        and b"_entry.py" not in said
+    ):
         # Python's own handler, while `site` or runpy loaded, before a line of ours ran
-        # (`_entry.run` is on the stack of everything after).
+        # (`_entry.run` is on the stack of everything after). Python ends with status 1, or
+        # by SIGINT itself once it printed the traceback (seen in `visiongate/__init__`'s
+        # import under six workers).
         assert not pid_file.exists()
         return True
     if code != -signal.SIGINT:

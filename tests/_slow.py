@@ -95,30 +95,74 @@ def xdist_group(item: pytest.Item) -> str | None:
     return next((GROUPS[use] for use in heavy_uses(item) if use in GROUPS), None)
 
 
+GROUP_FILES: Final[dict[str, str]] = {
+    "test_gateway_everything.py": "npm",
+    "test_gateway_shared.py": "npm",
+    "test_proxy_everything.py": "npm",
+    "test_proxy_filesystem.py": "npm",
+    "test_proxy_tools.py": "npm",
+    "test_pictures_browser.py": "browser",
+    "test_playground_browser.py": "browser",
+    "test_proxy_playwright.py": "browser",
+}
+"""The files of each group, as their tests' markers say (`GROUPS`; `test_habits.py` checks
+that the two agree). The suite's scheduler (`conftest.py`) hands a group's files to one worker
+as one unit of work, so no worker waits on another's group lock (a wait of 12 s before, in
+`test_proxy_tools.py`'s set-up), and they come first: the npm servers' files are the longest
+unit of the suite (about a minute)."""
+
 LONGEST_FIRST: Final = (
-    "test_proxy_policy_path.py",
-    "test_proxy_signals.py",
-    "test_exit_codes.py",
-    "test_policy_fuzz.py",
-    "test_proxy_ctrl_c.py",
     "test_proxy_hostile_peers.py",
+    "test_policy_fuzz.py",
+    "test_exit_codes.py",
+    "test_proxy_policy_path.py",
     "test_cli_streams.py",
-    "test_gateway_hygiene.py",
-    "test_mcp_client_limits.py",
-    "test_mcp_sdk_versions.py",
     "test_agent_frameworks.py",
+    "test_gateway_hygiene.py",
+    "test_proxy_signals.py",
+    "test_images_legibility.py",
+    "test_gateway_security.py",
+    "test_mcp_sdk_versions.py",
+    "test_install_layout.py",
+    "test_proxy_ctrl_c.py",
+    "test_mcp_client_limits.py",
+    "test_catalog_update.py",
+    "test_history.py",
+    "test_doc_examples.py",
+    "test_proxy_example.py",
+    "test_gateway_lifecycle.py",
+    "test_cli_routing.py",
+    "test_proxy_resources.py",
+    "test_proxy_hostile.py",
+    "test_gateway.py",
+    "test_cli_imports.py",
+    "test_cli_mcp_limits.py",
+    "test_pair_cache.py",
     "test_gateway_nginx.py",
 )
-"""The files that take longest on one worker (30-60 s each, `--durations` of whole runs),
-none of a group: `--dist loadfile` hands files to the workers in collection order, so these
-start first and a run does not end on one long file begun last."""
+"""The files that take longest on one worker (20-75 s each at a load of 4, the sums of their
+tests' times in a whole run), longest first, none of a group. Work is handed out in collection
+order (`--no-loadscope-reorder`: xdist's own order, by number of tests, handed out the long
+files of one or two tests last, and a run ended on them), so these start first, after the
+groups, and every file left for the end is short."""
 
 
 def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """`items` with the files of `LONGEST_FIRST` first, in its order; the rest as collected."""
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    """`items` with the groups' files first (`GROUP_FILES`, a group's files together), then
+    those of `LONGEST_FIRST` in its order; the rest as collected."""
+    groups = list(dict.fromkeys(GROUP_FILES.values()))
+    rank = {name: groups.index(group) for name, group in GROUP_FILES.items()}
+    rank |= {name: len(groups) + index for index, name in enumerate(LONGEST_FIRST)}
     # `sorted` is stable: within a rank, and for every file not listed, collection order.
     return sorted(items, key=lambda item: rank.get(Path(str(item.path)).name, len(rank)))
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to under the suite's scheduler: its group when its file
+    is one of a group's (`GROUP_FILES`), else its file (`--dist loadfile`'s own unit)."""
+    file = nodeid.split("::", 1)[0]
+    group = GROUP_FILES.get(file.rsplit("/", 1)[-1])
+    return f"group {group}" if group is not None else file
 
 
 def _unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,12 +8,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cpu import measured
 from _leftovers import mark_this_process, stop_leftovers
 from _routing_helpers import VisionEndpoint, vision_endpoint, without_proxies
-from _slow import REPORT_SECONDS, longest_first, slow_reason, xdist_group
+from _slow import REPORT_SECONDS, longest_first, scope_of, slow_reason, xdist_group
 
 from visiongate.kernel._platform import exclusive
 
@@ -47,6 +48,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
     return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadfile`, a group's files are one unit of work (`_slow.scope_of`): one
+    worker runs them back to back, as `--dist loadgroup` would if its marker still took (see
+    below); every other file is a unit of its own, handed out in collection order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class GroupsAsOneUnit(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return GroupsAsOneUnit(config, log)
 
 
 # First, before xdist's own hook would append each test's group to its id for

@@ -161,6 +161,27 @@ def test_two_modules_of_a_group_never_run_at_once_on_two_workers(
     assert worker_a != worker_b and end_a <= start_b
 
 
+def test_the_scheduler_hands_out_each_group_as_one_unit(request: pytest.FixtureRequest) -> None:
+    """`_slow.GROUP_FILES`, which the suite's scheduler hands out a group at a time, names the
+    files whose tests carry each group's marker, no more and no fewer (of those collected);
+    every other file is its own unit, as under `--dist loadfile`."""
+    from _slow import GROUP_FILES, scope_of
+
+    items = request.session.items
+    marked = {
+        item.path.name: str(marker.args[0])
+        for item in items
+        for marker in item.iter_markers("xdist_group")
+    }
+    assert marked.items() <= GROUP_FILES.items()  # no marked file left out
+    if not (request.config.option.keyword or request.config.option.markexpr):  # whole files
+        collected = {item.path.name for item in items}
+        assert marked == {name: group for name, group in GROUP_FILES.items() if name in collected}
+    assert scope_of("tests/test_proxy_filesystem.py::test_x[a]") == "group npm"
+    assert scope_of("tests/test_proxy_playwright.py::test_y") == "group browser"
+    assert scope_of("tests/test_lint.py::test_z") == "tests/test_lint.py"
+
+
 def test_every_benchmark_imports_what_exists() -> None:
     """Regression: a module split moved `snapshot_text` and `bench_cli.py` failed at its first
     line; no test runs the benchmarks. Every `from visiongate... import name` in `bench/`

@@ -51,7 +51,7 @@ def test_core_runs_next_to_the_1x_sdk(tmp_path: Path, capsys: pytest.CaptureFixt
             str(ROOT),
             "mcp>=1.10,<2",
             "pytest>=8",
-            "pytest-xdist>=3.5,<4",
+            "pytest-xdist>=3.6,<4",
         ]
     )
     assert install.returncode == 0, install.stderr[-3000:]
