@@ -28,6 +28,7 @@ def mcp_result(data: bytes) -> dict[str, object]:
     return {"content": [{"type": "image", "data": encoded, "mimeType": "image/png"}]}
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_a_full_page_from_an_mcp_server_comes_as_tiles_and_names_the_rows_left(
     tmp_path: Path,
 ) -> None:
@@ -50,6 +51,7 @@ def test_a_full_page_from_an_mcp_server_comes_as_tiles_and_names_the_rows_left(
     assert routed.descriptions == ()  # mcp's text lane references by default
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_a_browser_full_page_has_the_rows_left_described_in_legible_pieces(
     tmp_path: Path, endpoint: VisionEndpoint
 ) -> None:
@@ -69,6 +71,7 @@ def test_a_browser_full_page_has_the_rows_left_described_in_legible_pieces(
     assert text.index("[description of") < text.index("[screenshot attached:")
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_mcp_with_a_describing_text_lane_describes_the_rows_left(
     tmp_path: Path, endpoint: VisionEndpoint
 ) -> None:

@@ -64,6 +64,7 @@ def _lint_fixtures() -> dict[str, str]:
     return texts
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_lint_finds_the_same_with_a_warm_cache(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,6 +49,7 @@ def converted_pixels(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield counted
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 @pytest.mark.parametrize("size", [(3000, 1700), (6400, 3600)], ids=["in-place", "reduced"])
 def test_a_translucent_image_is_converted_once_not_once_per_predictor_tile(
     size: tuple[int, int], converted_pixels: list[int]

@@ -111,6 +111,7 @@ def test_a_1280x6000_page_is_four_tiles_at_1_to_1_that_map_back_to_the_original(
     assert batch.attached[-1].region == Region(0, 4432, 1280, 6000)
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_a_1280x12000_page_sends_legible_tiles_and_names_the_rows_it_leaves() -> None:
     batch = process_images([page(1280, 12000)], target(), TILE)
     assert len(batch.attached) == 4

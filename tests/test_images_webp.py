@@ -94,6 +94,7 @@ def test_without_libwebp_a_still_webp_decodes_through_pillow(
     assert (facts.mode, pixels.tobytes()) == (expected.mode, expected.tobytes())
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_the_stage_gives_the_same_result_with_or_without_libwebp(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -181,6 +182,7 @@ def test_orientation_and_profile_come_from_the_header(libwebp_calls: list[int]) 
     assert (facts.orientation, facts.icc_profile, facts.width) == (6, profile, 512)
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_peaks_of_webp_are_predicted_by_how_it_will_be_decoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

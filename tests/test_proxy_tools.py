@@ -105,6 +105,7 @@ def test_print_config_keeps_no_image_tool(capsys: pytest.CaptureFixture[str]) ->
     assert "--no-image-tool" in json.loads(out)["mcpServers"]["some-server"]["args"]
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_images_are_fitted_harder_when_the_first_fit_leaves_no_room(tmp_path: Path) -> None:
     """An image and 600 KB of audio (which passes as it came) under a 1 MB cap: the first
     estimate leaves the image half the cap, the answer does not fit, and the result is routed

@@ -141,6 +141,7 @@ def _png(seed: int) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_a_result_budget_is_shared_by_the_images_of_one_result() -> None:
     images = [_png(seed) for seed in range(4)]
     target = ImageTarget(("image/jpeg",), budget_base64=200_000, max_edge_px=1568)

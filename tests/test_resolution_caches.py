@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,7 @@ def _fresh_resolver(runtimes: Path) -> FactResolver:
     )
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_a_resolution_does_not_depend_on_what_was_resolved_before(tmp_path: Path) -> None:
     runtimes = tmp_path / "runtimes.json"
     forward, backward = _fresh_resolver(runtimes), _fresh_resolver(runtimes)

@@ -163,6 +163,7 @@ def _is_code(value: object) -> bool:
     return isinstance(value, str) and value.replace("-", "").isalpha() and value.islower()
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_the_scan_finds_the_emitters_of_every_kind_of_file() -> None:
     # One code per emitter kind, so a scan that stopped following calls would fail here.
     for code in ("gap", "invalid-mode", "unknown-config-key", "literal-api-key",

@@ -142,6 +142,7 @@ def test_missing_rapidocr_says_how_to_install(module: str, monkeypatch: pytest.M
     assert "pip install 'visiongate[ocr]'" in caught.value.reason
 
 
+@pytest.mark.slow  # over 1.5 s in process: out of the fast subset (2026-12-02)
 def test_the_models_load_from_the_wheel_and_nothing_is_downloaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
