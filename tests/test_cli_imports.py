@@ -307,14 +307,22 @@ NOT_FOR_A_KEPT_PAIR = (
 )
 
 
-def test_a_repeated_decide_reads_its_pair_back_and_imports_no_resolver(tmp_path: Path) -> None:
-    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
-    env = {
+REPEATED_DECIDE = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
+
+
+def repeat_env(tmp_path: Path) -> dict[str, str]:
+    """An environment of its own for two `decide`s in a row: caches, no refreshed catalog, no
+    routes file."""
+    return {
         "PATH": "/usr/bin:/bin",
         "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache"),
         "VISIONGATE_FACTS_CACHE": str(tmp_path / "facts"),  # no refreshed catalog
         "XDG_STATE_HOME": str(tmp_path / "state"),  # no routes file
     }
+
+
+def test_a_repeated_decide_reads_its_pair_back_and_imports_no_resolver(tmp_path: Path) -> None:
+    argv, env = REPEATED_DECIDE, repeat_env(tmp_path)
     runs = [
         subprocess.run(
             [sys.executable, "-c", ALL_PROBE, *argv],
@@ -352,13 +360,7 @@ NOT_FOR_A_REPEAT = (
 def unneeded_on_a_repeat(tmp_path: Path, prelude: str = "") -> set[str]:
     """The modules of `NOT_FOR_A_REPEAT` the second of two `decide`s imports beyond the
     interpreter's own start-up, with `prelude` run before each."""
-    argv = ("decide", "--provider", "anthropic", "--model", "claude-sonnet-4-5")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache"),
-        "VISIONGATE_FACTS_CACHE": str(tmp_path / "facts"),  # no refreshed catalog
-        "XDG_STATE_HOME": str(tmp_path / "state"),  # no routes file
-    }
+    argv, env = REPEATED_DECIDE, repeat_env(tmp_path)
 
     def run(*code: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
