@@ -35,8 +35,11 @@ def loaded_modules(*argv: str, home: Path) -> set[str]:
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
-def probed(code: str, *argv: str, home: Path) -> subprocess.CompletedProcess[str]:
-    """`code` run by a fresh interpreter from the root, with only PATH and a private cache."""
+def probed(
+    code: str, *argv: str, home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`code` run by a fresh interpreter from the root, with only PATH and a private cache
+    (or `env`)."""
     return subprocess.run(
         [sys.executable, "-c", code, *argv],
         cwd=ROOT,
@@ -44,8 +47,12 @@ def probed(code: str, *argv: str, home: Path) -> subprocess.CompletedProcess[str
         text=True,
         timeout=120,
         check=False,
-        env={"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")},
+        env=env if env is not None else private_env(home),
     )
+
+
+def private_env(home: Path) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "VISIONGATE_POLICY_CACHE": str(home / "cache")}
 
 
 def roots(modules: set[str]) -> set[str]:
@@ -314,26 +321,16 @@ def repeat_env(tmp_path: Path) -> dict[str, str]:
     """An environment of its own for two `decide`s in a row: caches, no refreshed catalog, no
     routes file."""
     return {
-        "PATH": "/usr/bin:/bin",
-        "VISIONGATE_POLICY_CACHE": str(tmp_path / "cache"),
+        **private_env(tmp_path),
         "VISIONGATE_FACTS_CACHE": str(tmp_path / "facts"),  # no refreshed catalog
         "XDG_STATE_HOME": str(tmp_path / "state"),  # no routes file
     }
 
 
 def test_a_repeated_decide_reads_its_pair_back_and_imports_no_resolver(tmp_path: Path) -> None:
-    argv, env = REPEATED_DECIDE, repeat_env(tmp_path)
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", ALL_PROBE, *argv],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env,
-        )
-        for _ in range(2)  # the first fills the caches
+    env = repeat_env(tmp_path)
+    runs = [  # the first fills the caches
+        probed(ALL_PROBE, *REPEATED_DECIDE, home=tmp_path, env=env) for _ in range(2)
     ]
     assert runs[0].stdout == runs[1].stdout and runs[1].stdout.startswith("lane:")
     modules = set(json.loads(runs[1].stderr.strip().splitlines()[-1]))
@@ -360,21 +357,11 @@ NOT_FOR_A_REPEAT = (
 def unneeded_on_a_repeat(tmp_path: Path, prelude: str = "") -> set[str]:
     """The modules of `NOT_FOR_A_REPEAT` the second of two `decide`s imports beyond the
     interpreter's own start-up, with `prelude` run before each."""
-    argv, env = REPEATED_DECIDE, repeat_env(tmp_path)
-
-    def run(*code: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-c", *code],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env,
-        )
-
-    start_up = set(json.loads(run(START_UP_PROBE).stdout))
-    runs = [run(prelude + ALL_PROBE, *argv) for _ in range(2)]  # the first fills the caches
+    env = repeat_env(tmp_path)
+    start_up = set(json.loads(probed(START_UP_PROBE, home=tmp_path, env=env).stdout))
+    runs = [  # the first fills the caches
+        probed(prelude + ALL_PROBE, *REPEATED_DECIDE, home=tmp_path, env=env) for _ in range(2)
+    ]
     assert runs[1].stdout.startswith("lane:"), runs[1].stderr
     modules = set(json.loads(runs[1].stderr.strip().splitlines()[-1])) - start_up
     return {m for m in modules if m.startswith(NOT_FOR_A_REPEAT)}
