@@ -1,8 +1,8 @@
 """Leaving a process without the interpreter's teardown, once its work is done.
 
 At exit Python frees every module and object one by one. For a process that imported the MCP
-SDK that is about 260 ms of CPU here (a third of an `mcp call` or of the example server's life:
-the SDK's pydantic models), and about 100 ms of a proxy's. Once the command has returned, the
+SDK that is about 260 ms of CPU here (over a quarter of `import mcp` and its exit: the SDK's
+pydantic models), and 60 to 90 ms of a proxy's. Once the command has returned, the
 threads are joined and every `atexit` handler has run, the only things left to write are the
 standard streams' buffers: they are flushed, and the process ends with `os._exit`.
 
