@@ -76,7 +76,7 @@ def died_starting(code: int | None, pid_file: Path, log: Path) -> bool:
         return True
     if code != -signal.SIGINT:
         return False
-    assert not pid_file.exists() and not said
+    assert not pid_file.exists() and not said, (code, pid_file.exists(), said[-2000:])
     return True
 
 

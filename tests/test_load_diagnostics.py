@@ -61,3 +61,18 @@ def test_compile_raises_one_exception_type_carrying_every_diagnostic() -> None:
         compile_policy_text(text, "two.yaml")
     assert len(raised.value.diagnostics) == 2
     assert "two.yaml:14:13" in str(raised.value)
+
+
+def test_every_alias_is_a_copy_of_its_anchor_that_shares_nothing() -> None:
+    """An alias gives data equal to its anchor's, with its own lists and mappings (the builder's
+    copy replaced `copy.deepcopy`): what one later stage changes in one place stays there."""
+    from visiongate.engine._yaml import load_yaml
+
+    text = "a: &x {k: [1, {deep: [two, 3.5, null, true]}], s: text}\nb: *x\nc: [*x, *x]\n"
+    data = load_yaml(text, "alias.yaml").data
+    assert data["b"] == data["a"] == data["c"][0] == data["c"][1] == yaml.safe_load(text)["a"]
+    copies = [data["a"], data["b"], *data["c"]]
+    for inner in (lambda d: d, lambda d: d["k"], lambda d: d["k"][1], lambda d: d["k"][1]["deep"]):
+        assert len({id(inner(copy)) for copy in copies}) == len(copies)
+    data["b"]["k"][1]["deep"].append("changed")
+    assert data["a"]["k"][1]["deep"] == ["two", 3.5, None, True]

@@ -3,8 +3,8 @@ comes while it loads.
 
 The console script and `python -m visiongate` both start here. This module imports only `sys`,
 so the window in which a Ctrl-C still gives Python's own traceback is the interpreter's
-start-up and this import. `visiongate.cli.main` takes over once it is loaded: it defers or
-handles the signals itself.
+start-up and this import. `visiongate.cli.main` runs inside the same `try` until it defers or
+handles the signals itself, so a Ctrl-C in its first imports is the same one line.
 
 A command that returned its exit code leaves without the interpreter's teardown
 (`visiongate.kernel._exit`: about 220 ms of CPU for an `mcp call`, 60 to 90 ms for a proxy).
@@ -18,15 +18,19 @@ __all__ = ["run"]
 
 
 def run() -> int:
-    """Load the command line and run it; its exit code (130 for a Ctrl-C while loading)."""
+    """Load the command line and run it; its exit code (130 for a Ctrl-C before the command
+    handles the signals itself)."""
     try:
         from visiongate.kernel._exit import returned, skip_teardown
 
         skip_teardown()  # first, so that it runs after every handler of what loads below
         from visiongate.cli import main
+
+        # Inside the `try` too: `main` loads a little more (and `proxy` defers the signals)
+        # before its own handling starts.
+        code = main()
     except KeyboardInterrupt:
         print("visiongate: stopped by SIGINT", file=sys.stderr)
         return 130
-    code = main()
     returned(code)
     return code
