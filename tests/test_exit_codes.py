@@ -426,6 +426,44 @@ def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_130(
     assert imported == {"sys"}  # nothing else stands between start-up and the `try`
 
 
+_SWALLOWED_LOAD = """
+import signal
+import sys
+
+class Swallowing:
+    def find_spec(self, name, path=None, target=None):
+        if name == "visiongate.cli":
+            try:  # a Ctrl-C where Python, or a library, swallows what it raises
+                signal.raise_signal(signal.SIGINT)
+            except BaseException:
+                pass
+        return None
+
+sys.meta_path.insert(0, Swallowing())
+from visiongate._entry import run
+raise SystemExit(run())
+"""
+
+
+def test_a_ctrl_c_swallowed_while_the_proxy_loads_still_stops_it() -> None:
+    """Regression: a `KeyboardInterrupt` raised inside a callback of Python's own (an import
+    lock's) is printed as "Exception ignored" and lost, and a proxy interrupted that early ran
+    on in front of its server (`test_proxy_ctrl_c` saw one in about 300 starts on a loaded
+    machine). For `proxy` and `mcp`, `_entry` notes the signals before it loads anything, so
+    the Ctrl-C stops the proxy however early it came; here its input is closed at once, and
+    without the note it ended 0, as after a normal session."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    ended = subprocess.run(
+        [sys.executable, "-c", _SWALLOWED_LOAD, "proxy", *TARGET, "--", *sleeper],
+        stdin=subprocess.PIPE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (ended.returncode, ended.stdout) == (130, ""), ended.stderr
+    assert ended.stderr == "visiongate proxy: stopped by SIGINT; the server was stopped\n"
+
+
 # -- files that are no regular file (issue 36) ------------------------------------------------
 
 NOT_FILES = {

@@ -4,7 +4,9 @@ comes while it loads.
 The console script and `python -m visiongate` both start here. This module imports only `sys`,
 so the window in which a Ctrl-C still gives Python's own traceback is the interpreter's
 start-up and this import. `visiongate.cli.main` runs inside the same `try` until it defers or
-handles the signals itself, so a Ctrl-C in its first imports is the same one line.
+handles the signals itself, so a Ctrl-C in its first imports is the same one line. For `proxy`
+and `mcp`, which start servers, the signals are noted before anything else loads
+(`kernel._noted`): a `KeyboardInterrupt` raised inside a callback of Python's own is lost.
 
 A command that returned its exit code leaves without the interpreter's teardown
 (`visiongate.kernel._exit`: about 220 ms of CPU for an `mcp call`, 60 to 90 ms for a proxy).
@@ -24,6 +26,10 @@ def run() -> int:
         from visiongate.kernel._exit import returned, skip_teardown
 
         skip_teardown()  # first, so that it runs after every handler of what loads below
+        if sys.argv[1:2] in (["proxy"], ["mcp"]):  # they start servers: no Ctrl-C may be lost
+            from visiongate.kernel._noted import note_signals
+
+            note_signals()
         from visiongate.cli import main
 
         # Inside the `try` too: `main` loads a little more (and `proxy` defers the signals)

@@ -15,6 +15,7 @@ import threading
 from contextlib import contextmanager
 
 from visiongate.kernel._errors import VisiongateError
+from visiongate.kernel._noted import NOTED, note
 
 # Not `typing.TYPE_CHECKING`: `mcp --help` imports this module, and `typing` costs it a few
 # milliseconds (issue 37).
@@ -52,8 +53,9 @@ class Interrupted(VisiongateError):
         super().__init__(f"stopped by {self.name}")
 
 
-_RECEIVED: list[int] = []
-"""Signals that arrived while `defer_signals` held them (the command was still loading)."""
+_RECEIVED = NOTED
+"""Signals that arrived while they were noted: from `_entry`'s first line for `proxy` and `mcp`
+(`kernel._noted`), then while `defer_signals`, `signals_held` or the loop's start held them."""
 
 
 class _Signalled(KeyboardInterrupt):
@@ -67,8 +69,7 @@ class _Signalled(KeyboardInterrupt):
         super().__init__(signum)
 
 
-def _note(signum: int, frame: Any) -> None:
-    _RECEIVED.append(signum)
+_note = note
 
 
 def defer_signals() -> None:

@@ -1,0 +1,32 @@
+"""SIGINT and SIGTERM noted instead of acted on, from the first line of a command that starts
+servers until it is ready to act on them.
+
+Python's own SIGINT handler raises `KeyboardInterrupt` wherever the main thread is. Raised
+inside a callback Python runs for itself (an import lock's, a finalizer), it is printed as
+"Exception ignored" and lost, and `visiongate proxy` then ran on, in front of its server,
+after the Ctrl-C (seen once in about 300 interrupted starts on a loaded machine). `_entry`
+calls `note_signals` before it loads the command line, for `proxy` and `mcp`; the command's
+signal handling (`visiongate.cli._signals`) shares `NOTED` and acts on what is in it.
+"""
+
+from __future__ import annotations
+
+import signal
+
+__all__ = ["NOTED", "note", "note_signals"]
+
+NOTED: list[int] = []
+"""Signals that arrived while they were noted, oldest first."""
+
+
+def note(signum: int, frame: object) -> None:
+    """The handler: remember the signal, do nothing else."""
+    NOTED.append(signum)
+
+
+def note_signals() -> None:
+    """Note SIGINT and SIGTERM from now on, less one this process was started with ignored (a
+    background job's SIGINT stays ignored, as `visiongate.cli._signals` reads it)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, note)
