@@ -447,9 +447,10 @@ raise SystemExit(run())
 
 def test_a_ctrl_c_swallowed_while_the_proxy_loads_still_stops_it() -> None:
     """Regression: a `KeyboardInterrupt` raised inside a callback of Python's own (an import
-    lock's) is printed as "Exception ignored" and lost, and a proxy interrupted that early ran
-    on in front of its server (`test_proxy_ctrl_c` saw one in about 300 starts on a loaded
-    machine). For `proxy` and `mcp`, `_entry` notes the signals before it loads anything, so
+    lock's) is printed as "Exception ignored" and lost, and a proxy interrupted that early
+    would run on in front of its server (`test_proxy_ctrl_c` saw one run on, in 1 of 466 starts
+    on a loaded machine, cause not proven). For `proxy` and `mcp`, `_entry` notes the signals
+    before it loads anything, so
     the Ctrl-C stops the proxy however early it came; here its input is closed at once, and
     without the note it ended 0, as after a normal session."""
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]

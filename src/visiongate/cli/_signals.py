@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 
 from visiongate.kernel._errors import VisiongateError
-from visiongate.kernel._noted import NOTED, note
+from visiongate.kernel._noted import NOTED, note, note_signals
 
 # Not `typing.TYPE_CHECKING`: `mcp --help` imports this module, and `typing` costs it a few
 # milliseconds (issue 37).
@@ -53,11 +53,6 @@ class Interrupted(VisiongateError):
         super().__init__(f"stopped by {self.name}")
 
 
-_RECEIVED = NOTED
-"""Signals that arrived while they were noted: from `_entry`'s first line for `proxy` and `mcp`
-(`kernel._noted`), then while `defer_signals`, `signals_held` or the loop's start held them."""
-
-
 class _Signalled(KeyboardInterrupt):
     """What `signals_raise`'s handler raises where the main thread is: a KeyboardInterrupt,
     which the `except Exception:` of a library (or of our own fallbacks) lets through and
@@ -69,23 +64,18 @@ class _Signalled(KeyboardInterrupt):
         super().__init__(signum)
 
 
-_note = note
-
-
 def defer_signals() -> None:
     """From now on, note SIGINT and SIGTERM instead of acting on them, until `signals_raise`
     or `run_until_signal` takes over and acts on what was noted. For the commands that start
     servers: a KeyboardInterrupt raised while a library is being imported can be swallowed by
     its `except:` and lost (a Ctrl-C 0.3 s into `mcp call` was), and the command then ran on."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in _SIGNALS:
-        signal.signal(signum, _note)
+    if threading.current_thread() is threading.main_thread():
+        note_signals()  # what `_entry` did already for `proxy` and `mcp` started as commands
 
 
 def _raise_noted() -> None:
-    if _RECEIVED:
-        raise Interrupted(_RECEIVED.pop(0))
+    if NOTED:
+        raise Interrupted(NOTED.pop(0))
 
 
 @contextmanager
@@ -102,7 +92,7 @@ def signals_raise() -> Iterator[None]:
         # Noted too: where the exception lands Python may swallow it (an importlib callback's
         # "Exception ignored in"), and the proxy then ran on; the next checkpoint (the loop's
         # start, `_raise_noted`) acts on the note.
-        _RECEIVED.append(signum)
+        NOTED.append(signum)
         raise _Signalled(signum)
 
     previous = {signum: signal.signal(signum, raise_it) for signum in _SIGNALS}
@@ -120,7 +110,7 @@ def signals_raise() -> Iterator[None]:
         _raise_noted()
         yield
     except KeyboardInterrupt as stopped:  # ours, or a Ctrl-C before the handler was in place
-        _RECEIVED.clear()  # acted on here
+        NOTED.clear()  # acted on here
         raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
     finally:
         sys.unraisablehook = unraisable
@@ -138,13 +128,13 @@ def signals_held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signum: signal.signal(signum, _note) for signum in _SIGNALS}
+    previous = {signum: signal.signal(signum, note) for signum in _SIGNALS}
     try:
         yield
     finally:
         _restore(previous.items())
-    if _RECEIVED:
-        signal.raise_signal(_RECEIVED.pop(0))  # handled as outside: `signals_raise` raises
+    if NOTED:
+        signal.raise_signal(NOTED.pop(0))  # handled as outside: `signals_raise` raises
 
 
 def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
@@ -158,7 +148,7 @@ def run_until_signal(work: Callable[[], Awaitable[T]]) -> T:
 
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(_guarded(work))
-    previous = {signum: signal.signal(signum, _note) for signum in _SIGNALS}
+    previous = {signum: signal.signal(signum, note) for signum in _SIGNALS}
     try:
         result = asyncio.run(_guarded(work))
     finally:

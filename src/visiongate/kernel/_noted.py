@@ -3,10 +3,11 @@ servers until it is ready to act on them.
 
 Python's own SIGINT handler raises `KeyboardInterrupt` wherever the main thread is. Raised
 inside a callback Python runs for itself (an import lock's, a finalizer), it is printed as
-"Exception ignored" and lost, and `visiongate proxy` then ran on, in front of its server,
-after the Ctrl-C (seen once in about 300 interrupted starts on a loaded machine). `_entry`
-calls `note_signals` before it loads the command line, for `proxy` and `mcp`; the command's
-signal handling (`visiongate.cli._signals`) shares `NOTED` and acts on what is in it.
+"Exception ignored" and lost, and the command runs on: a proxy in front of its server,
+after the Ctrl-C. (A proxy once ran on after a Ctrl-C in its first 0.1 s, in 1 of 466 such
+starts on a loaded machine; that cause was not proven, this is the path known to lose one.)
+`_entry` calls `note_signals` before it loads the command line, for `proxy` and `mcp`; the
+command's signal handling (`visiongate.cli._signals`) shares `NOTED` and acts on it.
 """
 
 from __future__ import annotations
