@@ -39,15 +39,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` starts two workers a core. Most of the suite's time is spent waiting on the
-    processes it starts (a proxy, a server, a browser, a grace period), not on the CPU: on
-    two cores the whole suite took 8 min 51 s with two workers and 5 min 35 s with four, for
-    the same CPU time (CONTRIBUTING.md, "workers"). `PYTEST_XDIST_AUTO_NUM_WORKERS` still
-    decides when it is set."""
-    del config
+    """`-n auto` starts two workers a core for the whole suite. Much of its time is spent
+    waiting on the processes it starts (a proxy, a server, a browser, a grace period): on two
+    cores it took 8 min 51 s with two workers and 5 min 35 s with four, for the same CPU time
+    (CONTRIBUTING.md, "workers"). The fast subset (`-m "not slow"`) gets a worker a core: the
+    `slow` rule marks the tests that start a process, so it computes, and every extra worker
+    only collects the suite once more. `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides when it
+    is set."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
-    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cores = len(os.sched_getaffinity(0))
+    return cores if config.getoption("markexpr") == "not slow" else 2 * cores
 
 
 @pytest.hookimpl(optionalhook=True)
