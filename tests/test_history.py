@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +30,29 @@ KEEP = 10  # the default policy's `execution.keep_recent_images`
 CHUNK = 5  # half of it
 
 
+@functools.cache
 def png(seed: int) -> bytes:
     buffer = io.BytesIO()
     screenshot(1280, 800, seed=seed).save(buffer, "PNG")
     return buffer.getvalue()
 
 
+class Screens(Sequence[bytes]):
+    """The `TURNS` screenshots, each drawn when a test first asks for it: the fifty-turn tests
+    use all of them, the others a dozen (drawing all fifty took 2.3 s of CPU)."""
+
+    def __len__(self) -> int:
+        return TURNS
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [png(seed) for seed in range(TURNS)[index]]
+        return png(range(TURNS)[index])
+
+
 @pytest.fixture(scope="module")
-def screens() -> list[bytes]:
-    return [png(seed) for seed in range(TURNS)]
+def screens() -> Screens:
+    return Screens()
 
 
 def assistant_call(api: str, call_id: str) -> dict[str, Any]:
@@ -91,7 +107,7 @@ async def screenshot_turn(router: Router, api: str, data: bytes, turn: int) -> l
     return [assistant_call(api, call_id), *payload.messages]
 
 
-def route_turns(router: Router, api: str, screens: list[bytes]) -> list[list[Any]]:
+def route_turns(router: Router, api: str, screens: Sequence[bytes]) -> list[list[Any]]:
     """Each screenshot routed and rendered as one turn (call ids `call_1`, ...)."""
 
     async def all_turns() -> list[list[Any]]:
@@ -106,7 +122,7 @@ def route_turns(router: Router, api: str, screens: list[bytes]) -> list[list[Any
 @pytest.mark.slow  # fifty screenshot turns through the real router
 @pytest.mark.parametrize("api", API_NAMES)
 def test_fifty_screenshot_turns_stay_bounded_in_every_shape(
-    api: str, screens: list[bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    api: str, screens: Sequence[bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     router = make_router(tmp_path)
     history: list[dict[str, Any]] = [{"role": "user", "content": "fix the build"}]
@@ -138,7 +154,7 @@ def test_fifty_screenshot_turns_stay_bounded_in_every_shape(
 
 
 def test_a_removed_image_becomes_its_media_path_and_a_note(
-    screens: list[bytes], tmp_path: Path
+    screens: Sequence[bytes], tmp_path: Path
 ) -> None:
     router = make_router(tmp_path)
     history = [m for turn in route_turns(router, "anthropic", screens[1 : KEEP + 2]) for m in turn]
@@ -162,7 +178,7 @@ def test_a_removed_image_becomes_its_media_path_and_a_note(
     ],
 )
 def test_a_removal_note_names_the_tool_the_model_has(
-    image_tool: str | None, call: str, screens: list[bytes], tmp_path: Path
+    image_tool: str | None, call: str, screens: Sequence[bytes], tmp_path: Path
 ) -> None:
     # Regression: the note always said `vision_analyze`, a tool the proxy's model lacks.
     router = Router(Gate.load(), cache=tmp_path, image_tool=image_tool)
@@ -175,7 +191,7 @@ def test_a_removal_note_names_the_tool_the_model_has(
         assert f"call {other}" not in text
 
 
-def test_max_calls_per_image_needs_no_seen_hashes(screens: list[bytes], tmp_path: Path) -> None:
+def test_max_calls_per_image_needs_no_seen_hashes(screens: Sequence[bytes], tmp_path: Path) -> None:
     # Regression (issue 15): only a caller that kept `seen_hashes` avoided re-attaching.
     router = make_router(tmp_path)
     history = [m for turn in route_turns(router, "openai-chat", [screens[0]] * 3) for m in turn]
@@ -187,7 +203,9 @@ def test_max_calls_per_image_needs_no_seen_hashes(screens: list[bytes], tmp_path
 
 
 @pytest.mark.parametrize("api", API_NAMES)
-def test_bounding_never_changes_the_input(api: str, screens: list[bytes], tmp_path: Path) -> None:
+def test_bounding_never_changes_the_input(
+    api: str, screens: Sequence[bytes], tmp_path: Path
+) -> None:
     router = make_router(tmp_path)
     history = [m for turn in route_turns(router, api, screens[1:4]) for m in turn]
     kept = copy.deepcopy(history)
@@ -196,7 +214,7 @@ def test_bounding_never_changes_the_input(api: str, screens: list[bytes], tmp_pa
     assert images_in(bounded.messages) == 1
 
 
-def test_bedrock_raw_bytes_are_bounded_too(screens: list[bytes], tmp_path: Path) -> None:
+def test_bedrock_raw_bytes_are_bounded_too(screens: Sequence[bytes], tmp_path: Path) -> None:
     router = make_router(tmp_path)
     routed = asyncio.run(
         router.screenshot(
