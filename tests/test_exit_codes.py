@@ -426,6 +426,53 @@ def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_130(
     assert imported == {"sys"}  # nothing else stands between start-up and the `try`
 
 
+_WRAPPED_LOAD = """
+import dataclasses
+import signal
+import sys
+
+MODULE = sys.argv.pop(1)  # the rest is the command line
+setting = dataclasses.Field.__set_name__
+
+def interrupting(field, owner, name):
+    if owner.__module__ == MODULE and not getattr(interrupting, "done", False):
+        interrupting.done = True
+        signal.raise_signal(signal.SIGINT)  # lands in `__set_name__`, which 3.11 wraps
+    setting(field, owner, name)
+
+dataclasses.Field.__set_name__ = interrupting
+from visiongate._entry import run
+raise SystemExit(run())
+"""
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["decide", *TARGET], "visiongate: stopped by SIGINT"),
+        (["proxy", *TARGET, "--", sys.executable, "-c", "import time; time.sleep(60)"],
+         "visiongate proxy: stopped by SIGINT; the server was stopped"),
+    ],
+    ids=["decide", "proxy"],
+)  # fmt: skip
+def test_a_ctrl_c_python_wraps_while_a_dataclass_is_made_is_one_line_and_130(
+    argv: list[str], said: str
+) -> None:
+    """Regression: Python 3.11 turns what a `__set_name__` raises into `RuntimeError("Error
+    calling __set_name__ on 'Field' instance ...")`. A Ctrl-C 0.2 s into a proxy landed there
+    while `engine._gate` made its `_State` dataclass, and the proxy printed a traceback and
+    exited 1 (`test_proxy_signals.py`, once in `.ci/run`)."""
+    ended = subprocess.run(
+        [sys.executable, "-c", _WRAPPED_LOAD, "visiongate.engine._gate", *argv],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (ended.returncode, ended.stderr.strip()) == (130, said), ended.stderr
+
+
 _SWALLOWED_LOAD = """
 import signal
 import sys

@@ -38,5 +38,12 @@ def run() -> int:
     except KeyboardInterrupt:
         print("visiongate: stopped by SIGINT", file=sys.stderr)
         return 130
+    except Exception as error:  # a Ctrl-C that Python wrapped, while a dataclass was made
+        from visiongate.kernel._noted import interruption_in
+
+        if interruption_in(error) is None:
+            raise
+        print("visiongate: stopped by SIGINT", file=sys.stderr)
+        return 130
     returned(code)
     return code

@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 
 from visiongate.kernel._errors import VisiongateError
-from visiongate.kernel._noted import NOTED, note, note_signals
+from visiongate.kernel._noted import NOTED, interruption_in, note, note_signals
 
 # Not `typing.TYPE_CHECKING`: `mcp --help` imports this module, and `typing` costs it a few
 # milliseconds (issue 37).
@@ -112,6 +112,11 @@ def signals_raise() -> Iterator[None]:
     except KeyboardInterrupt as stopped:  # ours, or a Ctrl-C before the handler was in place
         NOTED.clear()  # acted on here
         raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
+    except Exception as wrapped:  # one that Python wrapped (`interruption_in`)
+        if (stopped_inside := interruption_in(wrapped)) is None:
+            raise
+        NOTED.clear()
+        raise Interrupted(getattr(stopped_inside, "signum", signal.SIGINT)) from None
     finally:
         sys.unraisablehook = unraisable
         for signum, handler in previous.items():
