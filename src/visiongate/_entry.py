@@ -35,14 +35,12 @@ def run() -> int:
         # Inside the `try` too: `main` loads a little more (and `proxy` defers the signals)
         # before its own handling starts.
         code = main()
-    except KeyboardInterrupt:
-        print("visiongate: stopped by SIGINT", file=sys.stderr)
-        return 130
-    except Exception as error:  # a Ctrl-C that Python wrapped, while a dataclass was made
-        from visiongate.kernel._noted import interruption_in
+    except (KeyboardInterrupt, Exception) as error:
+        if not isinstance(error, KeyboardInterrupt):  # one Python wrapped, as a dataclass is made
+            from visiongate.kernel._noted import interruption_in
 
-        if interruption_in(error) is None:
-            raise
+            if interruption_in(error) is None:
+                raise
         print("visiongate: stopped by SIGINT", file=sys.stderr)
         return 130
     returned(code)

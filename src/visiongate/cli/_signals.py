@@ -109,14 +109,12 @@ def signals_raise() -> Iterator[None]:
     try:
         _raise_noted()
         yield
-    except KeyboardInterrupt as stopped:  # ours, or a Ctrl-C before the handler was in place
+    # Ours, a Ctrl-C before the handler was in place, or either wrapped by Python.
+    except (KeyboardInterrupt, Exception) as error:
+        if (stopped := interruption_in(error)) is None:
+            raise
         NOTED.clear()  # acted on here
         raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
-    except Exception as wrapped:  # one that Python wrapped (`interruption_in`)
-        if (stopped_inside := interruption_in(wrapped)) is None:
-            raise
-        NOTED.clear()
-        raise Interrupted(getattr(stopped_inside, "signum", signal.SIGINT)) from None
     finally:
         sys.unraisablehook = unraisable
         for signum, handler in previous.items():

@@ -34,12 +34,13 @@ def note_signals() -> None:
 
 
 def interruption_in(error: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C (or signal made one) that `error` was raised from, if any. Python 3.11 wraps
-    what a `__set_name__` raises in `RuntimeError("Error calling __set_name__ ...")`, so a
-    signal that lands while a dataclass is made (at import) came out as that, with a traceback
-    and exit 1 (`test_proxy_signals`, once in `.ci/run`); 3.12 lets it through as it is."""
+    """The Ctrl-C (or signal made one) that `error` is, was raised from, or was raised while
+    handling; None when there is none. Python 3.11 wraps what a `__set_name__` raises in
+    `RuntimeError("Error calling __set_name__ ...")`, so a signal that lands while a dataclass
+    is made (at import) came out as that, with a traceback and exit 1 (`test_proxy_signals`,
+    once in `.ci/run`); 3.12 lets it through as it is."""
     seen: set[int] = set()
-    cause = error.__cause__ or error.__context__
+    cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
         if isinstance(cause, KeyboardInterrupt):
             return cause
