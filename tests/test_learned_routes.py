@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +18,17 @@ from visiongate.cli import main
 from visiongate.engine import Decision, Gate
 from visiongate.engine.facts._routes import LearnedRoute, RouteOverlay
 
-TODAY = datetime.now(UTC).strftime("%Y-%m-%d")
+
+@contextmanager
+def stamped() -> Iterator[Callable[[str], set[str]]]:
+    """What a route learned inside the block can be dated: the UTC day the block began or the
+    day it ended. A constant read at import failed every run that crossed midnight (seen at
+    00:01 UTC). `spelt(template)` gives the template with each of the two days put in."""
+    days = [datetime.now(UTC).strftime("%Y-%m-%d")]
+    yield lambda template: {template.format(day=day) for day in days}
+    days.append(datetime.now(UTC).strftime("%Y-%m-%d"))
+
+
 REFUSAL = "HTTP 400: Invalid content type. image_url is only supported by certain models"
 
 
@@ -25,7 +37,8 @@ def test_a_reported_refusal_closes_the_route_with_its_provenance(tmp_path: Path)
     gate = Gate.load(routes=routes)
     before = gate.decide("openrouter", "anthropic/claude-sonnet-4.5")
     assert (before.facts["path"], before.lane) == ("unverified", "native")
-    learned = gate.report_refusal("OpenRouter", " anthropic/claude-sonnet-4.5 ", REFUSAL)
+    with stamped() as spelt:
+        learned = gate.report_refusal("OpenRouter", " anthropic/claude-sonnet-4.5 ", REFUSAL)
     assert (learned.provider, learned.model, learned.verdict) == (
         "openrouter",
         "anthropic/claude-sonnet-4.5",
@@ -37,7 +50,7 @@ def test_a_reported_refusal_closes_the_route_with_its_provenance(tmp_path: Path)
         "text",
         "route-refuses-images",
     )
-    assert after.provenance["path"] == f"routes.json: learned {TODAY}: {REFUSAL}"
+    assert after.provenance["path"] in spelt(f"routes.json: learned {{day}}: {REFUSAL}")
     assert json.loads(routes.read_text())["routes"][0]["detail"] == REFUSAL
 
 
@@ -94,12 +107,13 @@ def test_several_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
 
 def test_a_probed_verdict_settles_a_route_either_way(tmp_path: Path) -> None:
     gate = Gate.load(routes=tmp_path / "routes.json")
-    gate.resolver.learn(
-        LearnedRoute.today("openrouter", "a/b", "accepts", "probed", "read the code back")
-    )
+    with stamped() as spelt:
+        gate.resolver.learn(
+            LearnedRoute.today("openrouter", "a/b", "accepts", "probed", "read the code back")
+        )
     decision = gate.decide("openrouter", "a/b")
     assert decision.facts["path"] == "accepts"
-    assert decision.provenance["path"] == f"routes.json: probed {TODAY}: read the code back"
+    assert decision.provenance["path"] in spelt("routes.json: probed {day}: read the code back")
 
 
 def test_a_damaged_file_counts_as_empty_and_says_why(tmp_path: Path) -> None:
@@ -138,10 +152,12 @@ def test_no_routes_file_learns_nothing(tmp_path: Path) -> None:
 
 def test_routes_list_and_forget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     routes = tmp_path / "routes.json"
-    Gate.load(routes=routes).report_refusal("claude", "claude-sonnet-4-5", "HTTP 400 no images")
+    with stamped() as spelt:
+        Gate.load(routes=routes).report_refusal("claude", "claude-sonnet-4-5", "HTTP 400 no images")
     assert main(["routes", "list", "--routes", str(routes)]) == 0
     out = capsys.readouterr().out
-    assert f"anthropic / claude-sonnet-4-5  refuses  learned {TODAY}: HTTP 400 no images" in out
+    line = "anthropic / claude-sonnet-4-5  refuses  learned {day}: HTTP 400 no images"
+    assert any(spelling in out for spelling in spelt(line)), out
     assert main(["routes", "list", "--routes", str(routes), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["routes"][0]["how"] == "learned"
     assert main(["routes", "forget", "claude", "claude-sonnet-4-5", "--routes", str(routes)]) == 0
@@ -179,11 +195,12 @@ def test_registry_show_uses_learned_routes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     routes = tmp_path / "routes.json"
-    Gate.load(routes=routes).report_refusal("openrouter", "a/b", "HTTP 400 refused")
+    with stamped() as spelt:
+        Gate.load(routes=routes).report_refusal("openrouter", "a/b", "HTTP 400 refused")
     assert main(["registry", "show", "openrouter", "a/b", "--routes", str(routes)]) == 0
     out = capsys.readouterr().out
     assert "path:     refuses (verdict refuses, evidence learned)" in out
-    assert f"reason:   learned {TODAY}: HTTP 400 refused" in out
+    assert any(line in out for line in spelt("reason:   learned {day}: HTTP 400 refused")), out
 
 
 @pytest.mark.parametrize("spelling", [" OpenRouter ", "openrouter", "OPENROUTER\t"])
