@@ -87,8 +87,12 @@ outside = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names)
 ours = [m for m in sys.modules if m.startswith(("visiongate.engine", "visiongate.adapters"))]
 print(json.dumps([sorted(outside), sorted(ours)]), file=sys.stderr)
 """
-# What an editable install or the interpreter itself puts in `sys.modules`.
-_START_UP = {"visiongate", "__main__", "_distutils_hack", "__editable___visiongate_0_1_0_finder"}
+# What an editable install or the interpreter itself puts in `sys.modules`: `site` imports
+# `sitecustomize` and `usercustomize` where the interpreter ships one (Debian's python3.11 does).
+_START_UP = {
+    *("visiongate", "__main__", "_distutils_hack", "__editable___visiongate_0_1_0_finder"),
+    *("sitecustomize", "usercustomize"),
+}
 
 
 @pytest.mark.parametrize("argv", [[name, "--help"] for name in COMMANDS] + [["mcp", "call", "-h"]])

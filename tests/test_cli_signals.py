@@ -34,6 +34,35 @@ def test_a_signal_in_the_synchronous_part_passes_every_except_exception(signum: 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_a_library_turns_into_its_own_error_is_still_the_signal(signum: int) -> None:
+    """Regression: a Ctrl-C 1 s into `mcp call` landed while the MCP SDK's pydantic models were
+    built; pydantic-core reports what Python raised inside as `SchemaError("Error building
+    \"literal\" validator: _Signalled: 2")`, with no `__cause__` or `__context__`, and the
+    command printed that traceback and exited 1, not 130 (`test_proxy_ctrl_c`, once in a
+    whole run). Here the signal lands in the same place, by the same route."""
+    from pydantic_core import SchemaError, SchemaValidator, core_schema
+
+    class Landing:
+        """A literal's expected value, whose `repr` pydantic-core takes as it builds."""
+
+        def __repr__(self) -> str:
+            os.kill(os.getpid(), signum)
+            signal.sigtimedwait([], 0)  # the handler runs here, inside pydantic-core
+            return "Landing()"
+
+    with pytest.raises(SchemaError) as wrapped:  # the library's own report, without us
+        previous = signal.signal(signum, signal.default_int_handler)
+        try:
+            SchemaValidator(core_schema.literal_schema([Landing()]))
+        finally:
+            signal.signal(signum, previous)
+    assert wrapped.value.__cause__ is None and wrapped.value.__context__ is None
+    with pytest.raises(Interrupted) as stopped, signals_raise():
+        SchemaValidator(core_schema.literal_schema([Landing()]))
+    assert stopped.value.exit_code == 128 + signum
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_swallowed_where_it_landed_is_acted_on_at_the_loop(
     signum: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

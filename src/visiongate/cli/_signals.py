@@ -91,7 +91,10 @@ def signals_raise() -> Iterator[None]:
     def raise_it(signum: int, frame: Any) -> None:
         # Noted too: where the exception lands Python may swallow it (an importlib callback's
         # "Exception ignored in"), and the proxy then ran on; the next checkpoint (the loop's
-        # start, `_raise_noted`) acts on the note.
+        # start, `_raise_noted`) acts on the note. Or a library may turn it into an error of
+        # its own with no chain back to it: pydantic-core's `SchemaError("Error building
+        # \"literal\" validator: _Signalled: 2")`, a Ctrl-C 1 s into `mcp call` as the SDK's
+        # models were built, gave a traceback and exit 1; the note says it was the signal.
         NOTED.append(signum)
         raise _Signalled(signum)
 
@@ -109,12 +112,15 @@ def signals_raise() -> Iterator[None]:
     try:
         _raise_noted()
         yield
-    # Ours, a Ctrl-C before the handler was in place, or either wrapped by Python.
+    # Ours, a Ctrl-C before the handler was in place, or either wrapped by Python or a
+    # library; or an error raised after a signal that came here: the signal is what happened.
     except (KeyboardInterrupt, Exception) as error:
-        if (stopped := interruption_in(error)) is None:
+        stopped = interruption_in(error)
+        if isinstance(error, Interrupted) or (stopped is None and not NOTED):
             raise
+        signum = getattr(stopped, "signum", NOTED[0] if NOTED else signal.SIGINT)
         NOTED.clear()  # acted on here
-        raise Interrupted(getattr(stopped, "signum", signal.SIGINT)) from None
+        raise Interrupted(signum) from None
     finally:
         sys.unraisablehook = unraisable
         for signum, handler in previous.items():
