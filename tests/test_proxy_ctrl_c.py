@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,3 +97,53 @@ async def test_ctrl_c_during_mcp_call_ends_with_one_line_and_no_server(
     ), said
     if pids.exists() and pids.read_text().strip():
         assert all_gone([int(word) for word in pids.read_text().split()])
+
+
+_LANDING_IN_PYDANTIC_CORE = """
+import signal
+import sys
+
+import pydantic.plugin._schema_validator as building
+from pydantic_core import core_schema
+
+real = building.SchemaValidator
+
+
+class Landing:
+    def __repr__(self):  # pydantic-core takes a literal's repr as it builds its validator
+        signal.raise_signal(signal.SIGINT)
+        return "Landing()"
+
+
+def landing(schema, *args, **kwargs):
+    if "mcp" in sys.modules and not getattr(landing, "done", False):  # the SDK's first model
+        landing.done = True
+        real(core_schema.literal_schema([Landing()]))  # raises pydantic-core's SchemaError
+    return real(schema, *args, **kwargs)
+
+
+building.SchemaValidator = landing
+from visiongate._entry import run
+raise SystemExit(run())
+"""
+
+
+def test_ctrl_c_inside_pydantic_core_as_the_sdk_loads_is_one_line_and_130() -> None:
+    """Regression: a Ctrl-C 1 s into `mcp call` landed inside pydantic-core as it built the MCP
+    SDK's models; pydantic-core reports it as its own `SchemaError`, with no chain back to
+    the signal, and the command printed that traceback and exited 1 (this file's
+    `[1.0]` case, once in a whole-suite run). Here a real `mcp call` imports the real SDK
+    and the signal lands inside pydantic-core as the SDK's first model is built."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    target = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]
+    argv = ["mcp", "call", *target, "--tool", "x", "--", *sleeper]
+    ended = subprocess.run(
+        [sys.executable, "-c", _LANDING_IN_PYDANTIC_CORE, *argv],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (ended.returncode, ended.stdout) == (130, ""), ended.stderr
+    assert ended.stderr == "visiongate mcp call: stopped by SIGINT; the server was stopped\n"
