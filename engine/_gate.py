@@ -43,9 +43,7 @@ from .facts.config._config import AgentConfig
 from .facts.registry._route import build
 
 if TYPE_CHECKING:
-    import concurrent.futures
-
-    from ._watch import PolicySource, PolicyWatcher, ReloadResult
+    from ._watch import PolicyCheck, PolicySource, PolicyWatcher, ReloadResult
     from .facts._catalog import ModelCatalog
     from .facts._pairs import ResolvedFacts
     from .facts._resolver import FactResolver
@@ -364,9 +362,10 @@ class Gate:  # the target its watcher reloads (`_watch.Target`)
         policy path that is not a regular file (a FIFO, a device) is refused unread."""
         return self._watching().reload(wait=wait)
 
-    def reload_in_background(self) -> concurrent.futures.Future[ReloadResult]:
-        """`reload(wait=False)` on the watcher's thread: wait for the future with a deadline
-        of your own, and decide under the policy in force past it."""
+    def reload_in_background(self) -> PolicyCheck:
+        """`reload(wait=False)` on the watcher's thread: wait for its `read`, then its
+        `result`, each with a deadline of your own, and decide under the policy in force past
+        either (a stuck read is the disk's; a compile is CPU, which only load slows)."""
         return self._watching().reload_in_background()
 
     def watch(

@@ -9,9 +9,11 @@ the one in force serves, and a failed change is reported once, in every decision
 
 Reading never blocks a decision: the file must be a regular file (a FIFO or a device at the
 policy path, say a link to `/dev/zero`, is refused without being read), at most `max_bytes`
-long, opened with `O_NONBLOCK`. `reload_in_background` runs a check on the watcher's own
-thread and returns a future, so a caller (the proxy, before routing a tool result) waits for
-it with a deadline of its own and decides under the policy in force past it.
+long, opened with `O_NONBLOCK`, and outside the watcher's lock. `reload_in_background` runs a
+check on the watcher's own thread and returns its two steps (`PolicyCheck`: the file read,
+the change installed), so a caller (the proxy, before routing a tool result) gives the read a
+short deadline of its own, the compile a long one, and decides under the policy in force past
+either.
 
 Time is injected (`clock`, nanoseconds), so tests and replays are deterministic.
 """
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUIET_SECONDS",
+    "PolicyCheck",
     "PolicySource",
     "PolicyWatcher",
     "ReloadResult",
@@ -65,6 +68,17 @@ class ReloadResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     waiting: bool = False
     """The file changed but is not yet stable: the next poll decides (`watch` polls again)."""
+
+
+@dataclass(frozen=True)
+class PolicyCheck:
+    """A check running on the watcher's thread (`reload_in_background`), in two steps a caller
+    can give deadlines of their own: `read` is done once the file was read or refused (what a
+    slow disk or a stuck mount holds up), `result` once a change is compiled and installed
+    (CPU work on a file within the loader's limits, which load can slow but nothing blocks)."""
+
+    read: concurrent.futures.Future[None]
+    result: concurrent.futures.Future[ReloadResult]
 
 
 PolicySource = str | Path | None
@@ -176,49 +190,68 @@ class PolicyWatcher:
         self._inode = _initial_inode(source)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._checks: queue.SimpleQueue[concurrent.futures.Future[ReloadResult] | None] = (
-            queue.SimpleQueue()
-        )
+        self._checks: queue.SimpleQueue[PolicyCheck | None] = queue.SimpleQueue()
         self._checker: threading.Thread | None = None
 
-    def reload(self, *, wait: bool = True) -> ReloadResult:
-        """One check (two polls `QUIET_SECONDS` apart with `wait`); see `Gate.reload`."""
-        with self._lock:
-            current, warnings = self._target.compiled_in_force()
-            sha = current.policy.sha256
-            for attempt in range(2 if wait else 1):
-                if attempt:
-                    self._sleep(QUIET_SECONDS)
-                try:
-                    seen = look(self._source)
-                except PolicyError as error:
-                    return self._unreadable(current, error.diagnostics)
-                self._unreadable_reason = None
-                if seen is not None and seen.sha256 == sha:
-                    self._pending = self._failed_sha = None
-                    self._inode = seen.inode
-                    if warnings:
-                        self._target.install(current)
-                    return ReloadResult(False, True, sha)
-                if seen is not None and self._stable(seen):
-                    self._pending = None
-                    return self._apply(current, seen)
-                self._pending = seen
-            return ReloadResult(False, True, sha, waiting=True)
+    def reload(
+        self, *, wait: bool = True, on_read: Callable[[], None] | None = None
+    ) -> ReloadResult:
+        """One check (two polls `QUIET_SECONDS` apart with `wait`); see `Gate.reload`.
 
-    def reload_in_background(self) -> concurrent.futures.Future[ReloadResult]:
-        """A one-poll check on the watcher's own (daemon) thread; its result when done.
-        Requests made while a check runs are answered together by the next one."""
+        The file is read outside the watcher's lock, so a check never waits on another's
+        compile to read, and `on_read` is called once it was read (or refused): from then on
+        the check is CPU work only. A read is acted on only if the file is still as it was
+        read (a check that read an older version never installs it over a newer one)."""
+        for attempt in range(2 if wait else 1):
+            if attempt:
+                self._sleep(QUIET_SECONDS)
+            try:
+                seen: Seen | PolicyError | None = look(self._source)
+            except PolicyError as error:
+                seen = error
+            if on_read is not None:
+                on_read()
+            with self._lock:
+                result = self._judge(seen)
+            if result is not None:
+                return result
+        in_force = self._target.compiled_in_force()[0]
+        return ReloadResult(False, True, in_force.policy.sha256, waiting=True)
+
+    def _judge(self, seen: Seen | PolicyError | None) -> ReloadResult | None:
+        """What one read means for the policy in force (under the lock); None: not yet stable."""
+        current, warnings = self._target.compiled_in_force()
+        sha = current.policy.sha256
+        if isinstance(seen, PolicyError):
+            return self._unreadable(current, seen.diagnostics)
+        self._unreadable_reason = None
+        if seen is not None and not _unchanged_since(seen, self._source):
+            seen = None  # replaced since it was read: the next read decides
+        if seen is not None and seen.sha256 == sha:
+            self._pending = self._failed_sha = None
+            self._inode = seen.inode
+            if warnings:
+                self._target.install(current)
+            return ReloadResult(False, True, sha)
+        if seen is not None and self._stable(seen):
+            self._pending = None
+            return self._apply(current, seen)
+        self._pending = seen
+        return None
+
+    def reload_in_background(self) -> PolicyCheck:
+        """A one-poll check on the watcher's own (daemon) thread. Requests made while a check
+        runs are answered together by the next one."""
         import concurrent.futures  # a gate reloading in the background only: not at start-up
 
-        future: concurrent.futures.Future[ReloadResult] = concurrent.futures.Future()
+        check = PolicyCheck(concurrent.futures.Future(), concurrent.futures.Future())
         if self._checker is None:
             self._checker = threading.Thread(
                 target=self._serve_checks, name="visiongate-reload", daemon=True
             )
             self._checker.start()
-        self._checks.put(future)
-        return future
+        self._checks.put(check)
+        return check
 
     def _serve_checks(self) -> None:
         while (first := self._checks.get()) is not None:
@@ -227,15 +260,22 @@ class PolicyWatcher:
                 if (more := self._checks.get()) is None:
                     return
                 waiting.append(more)
-            waiting = [item for item in waiting if item.set_running_or_notify_cancel()]
-            try:
-                result = self.reload(wait=False)
-            except Exception as error:  # a check's failure is its callers', not this thread's
+            waiting = [item for item in waiting if item.result.set_running_or_notify_cancel()]
+
+            def read(waiting: list[PolicyCheck] = waiting) -> None:
                 for item in waiting:
-                    item.set_exception(error)
+                    if not item.read.done():
+                        item.read.set_result(None)
+
+            try:
+                result = self.reload(wait=False, on_read=read)
+            except Exception as error:  # a check's failure is its callers', not this thread's
+                read()
+                for item in waiting:
+                    item.result.set_exception(error)
             else:
                 for item in waiting:
-                    item.set_result(result)
+                    item.result.set_result(result)
 
     def _stable(self, seen: Seen) -> bool:
         if seen == self._pending:
@@ -312,6 +352,17 @@ class PolicyWatcher:
         if self._checker is not None:
             self._checks.put(None)
             self._checker = None
+
+
+def _unchanged_since(seen: Seen, source: PolicySource) -> bool:
+    """The file still has the identity, size and mtime it had when `seen` was read."""
+    path = policy_path(source)
+    if path is None or not seen.signature:
+        return True
+    try:
+        return _signature(path) == seen.signature
+    except OSError:
+        return False
 
 
 def _initial_inode(source: PolicySource) -> int | None:

@@ -90,3 +90,35 @@ async def test_a_policy_path_that_is_no_file_never_freezes_the_session(
         assert len(answered_ids) == len(set(answered_ids)), answered_ids  # each one once
         assert await client.close() == 0  # end of input still ends the session
     no_traceback(tmp_path)
+
+
+# -- the two deadlines of a call's policy check ----------------------------------------------
+
+
+async def test_a_call_waits_for_a_slow_compile_but_not_for_a_stuck_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Regression: under load the first compile in a proxy (0.15 s quiet) passed the read's
+    0.5 s deadline, and an edited policy missed the next call. The compile has its own."""
+    import threading
+    from concurrent.futures import Future
+
+    from visiongate.adapters.proxy.relay._server_side import _policy_checked
+    from visiongate.adapters.proxy.relay._state import POLICY_CHECK_S, POLICY_COMPILE_S
+    from visiongate.engine._watch import PolicyCheck
+
+    slow = PolicyCheck(Future(), Future())
+    slow.read.set_result(None)
+    compiled = threading.Timer(2 * POLICY_CHECK_S, slow.result.set_result, (None,))
+    compiled.start()
+    await asyncio.wait_for(_policy_checked(slow), POLICY_COMPILE_S)
+    assert slow.result.done(), "the call waited for the compile, past the read's deadline"
+    assert capsys.readouterr().err == ""
+
+    stuck = PolicyCheck(Future(), Future())
+    await asyncio.wait_for(_policy_checked(stuck), POLICY_COMPILE_S)
+    assert not stuck.read.done()
+    assert capsys.readouterr().err == (
+        f"visiongate proxy: the policy file could not be read within {POLICY_CHECK_S:g}s; "
+        "this call is decided under the policy in force\n"
+    )

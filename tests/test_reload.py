@@ -22,7 +22,7 @@ import pytest
 from visiongate.engine import Gate
 from visiongate.engine._load import analyze_policy_text, bundled_policy_text
 from visiongate.engine._policy import source_sha256
-from visiongate.engine._watch import QUIET_SECONDS
+from visiongate.engine._watch import QUIET_SECONDS, PolicyWatcher
 
 DEFAULT = bundled_policy_text("default")
 
@@ -225,3 +225,64 @@ def test_half_written_policies_are_never_decided_under(tmp_path: Path) -> None:
     )
     assert applied and set(applied) <= complete, "only complete versions were applied"
     assert gate.policy_ref.sha256 == final, "the last complete version was applied once written"
+
+
+def test_a_check_that_read_an_older_version_never_installs_it_over_a_newer_one(
+    tmp_path: Path,
+) -> None:
+    """The file is read outside the watcher's lock, so a read can be overtaken; it is acted
+    on only if the file is still as it was read."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    watcher = PolicyWatcher(gate, policy)
+    older, newer = DEFAULT + "\n# older\n", DEFAULT + "\n# newer\n"
+    write_atomically(policy, older, age=1)
+    overtake = lambda: write_atomically(policy, newer, age=1)  # noqa: E731
+    overtaken = watcher.reload(wait=False, on_read=overtake)
+    assert (overtaken.changed, overtaken.waiting) == (False, True)
+    assert gate.policy_ref.sha256 == source_sha256(DEFAULT)
+    # Two polls: the newer file may have the inode number the first one freed.
+    assert watcher.reload().sha256 == source_sha256(newer)
+
+
+class _SlowInstall:
+    """A gate whose `install` waits for a signal: another check's compile holding the lock."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate, self.installing, self.go = gate, threading.Event(), threading.Event()
+
+    def compiled_in_force(self):  # type: ignore[no-untyped-def]
+        return self.gate.compiled_in_force()
+
+    def install(self, compiled, warnings=()):  # type: ignore[no-untyped-def]
+        self.installing.set()
+        assert self.go.wait(30)
+        self.gate.install(compiled, warnings)
+
+
+def test_a_background_check_reads_while_another_compiles_and_answers_after_it(
+    tmp_path: Path,
+) -> None:
+    """The proxy gives the read a short deadline and the compile a long one: a check must
+    report its read even while another check (the watch thread's) holds the lock."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DEFAULT)
+    gate = Gate.load(policy)
+    target = _SlowInstall(gate)
+    watcher = PolicyWatcher(target, policy)
+    edited = DEFAULT + "\n# edited\n"
+    write_atomically(policy, edited, age=1)
+    polling = threading.Thread(target=watcher.reload, kwargs={"wait": False})
+    polling.start()
+    try:
+        assert target.installing.wait(30), "the first check compiled the edit"
+        check = watcher.reload_in_background()
+        check.read.result(timeout=30)
+        assert not check.result.done(), "the second check waits for the lock, after its read"
+    finally:
+        target.go.set()
+        polling.join(30)
+    assert check.result.result(timeout=30).sha256 == source_sha256(edited)
+    assert gate.policy_ref.sha256 == source_sha256(edited)
+    watcher.close()

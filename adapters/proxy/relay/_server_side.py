@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from concurrent.futures import Future
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -29,12 +28,16 @@ from .._surfaces import clean_error, clean_notification, clean_result, clean_ser
 from ._state import (
     FIRST_REQUEST_S,
     POLICY_CHECK_S,
+    POLICY_COMPILE_S,
     UNREADABLE,
     UPSTREAM_GONE,
     Pending,
     RelayState,
     log,
 )
+
+if TYPE_CHECKING:
+    from visiongate.engine._watch import PolicyCheck
 
 _TASKS_KEPT: Final = 10_000
 _EXCERPT: Final = 80
@@ -231,17 +234,24 @@ class ServerSide(RelayState):
         self._stop(UPSTREAM_GONE)
 
 
-async def _policy_checked(check: Future[Any]) -> None:
-    """Wait for a policy check, at most `POLICY_CHECK_S`; the policy in force serves past it."""
-    try:
-        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(check)), POLICY_CHECK_S)
-    except TimeoutError:
-        log(
-            f"the policy file could not be checked within {POLICY_CHECK_S:g}s; this call is "
-            "decided under the policy in force"
-        )
-    except Exception as error:  # the check's own failure is in its result; never the call's
-        log(f"the policy check failed: {untrusted_line(str(error), 200)}")
+async def _policy_checked(check: PolicyCheck) -> None:
+    """Wait for a policy check: its read at most `POLICY_CHECK_S`, then its compile at most
+    `POLICY_COMPILE_S`; the policy in force serves past either, and the log says which."""
+    for step, limit, what in (
+        (check.read, POLICY_CHECK_S, "read"),
+        (check.result, POLICY_COMPILE_S, "compiled"),
+    ):
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(step)), limit)
+        except TimeoutError:
+            log(
+                f"the policy file could not be {what} within {limit:g}s; this call is "
+                "decided under the policy in force"
+            )
+            return
+        except Exception as error:  # the check's own failure is in its result; never the call's
+            log(f"the policy check failed: {untrusted_line(str(error), 200)}")
+            return
 
 
 def _shown(value: Any) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -22,6 +21,7 @@ if TYPE_CHECKING:  # the tool-call modules load after the first answer (see `.._
     from anyio.abc import TaskGroup
 
     from visiongate.engine import Gate
+    from visiongate.engine._watch import PolicyCheck
 
     from .._calls import CallRouter
 
@@ -31,8 +31,13 @@ ROUTED: Final = frozenset({"tools/call", "tasks/result"})
 UNREADABLE: Final = (ValueError, TypeError, RecursionError)
 """What cleaning a server's message can raise: a shape no listing has, nesting too deep."""
 POLICY_CHECK_S: Final = 0.5
-"""How long a tool result waits for the policy check its call started (a slow disk, a FIFO at
-the policy path): past it the result is routed under the policy in force."""
+"""How long a tool result waits for the policy check its call started to read the file (a slow
+disk, a stuck mount): past it the result is routed under the policy in force."""
+POLICY_COMPILE_S: Final = 10.0
+"""How long it then waits for a changed file to compile and install. Compiling is CPU work on a
+file within the loader's limits (0.15 s for the bundled policy on a quiet machine, the first
+time in a proxy; seconds on a loaded one), so an edit applies to the next call; past it the
+result is routed under the policy in force, and the log says so."""
 FIRST_REQUEST_S: Final = 10.0
 """How long a relay whose server is gone waits for the client's first request, to answer it."""
 
@@ -43,7 +48,7 @@ class Pending:
     request_id: Any
     timer: asyncio.TimerHandle | None
     call: Call | None = None
-    policy_check: Future[Any] | None = None
+    policy_check: PolicyCheck | None = None
     """The policy reload this call started, off the request path (`--policy` is watched)."""
 
 
