@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         SanitizeSettings,
     )
     from ._vocabulary import FACTS, LANES, SOURCES, all_cells
-    from ._watch import ReloadResult
+    from ._watch import PolicyCheck, ReloadResult
     from .trace import JsonlTrace
 
 _HOMES: dict[str, str] = {
@@ -43,6 +43,7 @@ _HOMES: dict[str, str] = {
     "VisiongateError": "visiongate.kernel._errors",
     "FactError": "._gate",
     "Gate": "._gate",
+    "PolicyCheck": "._watch",
     "ReloadResult": "._watch",
     "CompiledPolicy": "._load",
     "analyze_policy_text": "._load",
@@ -75,6 +76,7 @@ __all__ = [
     "JsonlTrace",
     "Location",
     "NativeSettings",
+    "PolicyCheck",
     "PolicyError",
     "PolicyRef",
     "ReloadResult",

@@ -18,6 +18,7 @@ from typing import Any
 
 from visiongate.engine import SOURCES as ENGINE_SOURCES
 from visiongate.engine import Gate
+from visiongate.engine.facts import ModelCatalog
 
 MODELS = (
     ("anthropic", "claude-sonnet-4-5"),
@@ -42,9 +43,13 @@ OLD_SHA = "0" * 64
 
 
 def _templates() -> list[dict[str, Any]]:
+    """Decided from the bundled catalog with no learned routes: never from what an earlier
+    test in the same worker left in its facts cache or state folder (the audit report test's
+    page count once read 37 where it reads 31)."""
     templates = []
+    catalog = ModelCatalog.bundled()
     for config in CONFIGS:
-        gate = Gate.load(config=config)
+        gate = Gate.load(config=config, catalog=catalog, routes=False)
         templates += [gate.decide(p, m, trace=False).record() for p, m in MODELS]
         templates.append(gate.decide_facts("auto", "vision", "unset", "refuses").record())
     return templates

@@ -49,6 +49,7 @@ def test_public_surface_is_exactly_the_intended_names() -> None:
             "JsonlTrace",
             "Location",
             "NativeSettings",
+            "PolicyCheck",
             "PolicyError",
             "PolicyRef",
             "ReloadResult",

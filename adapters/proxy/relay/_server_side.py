@@ -37,7 +37,7 @@ from ._state import (
 )
 
 if TYPE_CHECKING:
-    from visiongate.engine._watch import PolicyCheck
+    from visiongate.engine import PolicyCheck
 
 _TASKS_KEPT: Final = 10_000
 _EXCERPT: Final = 80

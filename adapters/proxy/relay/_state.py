@@ -20,8 +20,7 @@ from .._upstream import Upstream, UpstreamClosed
 if TYPE_CHECKING:  # the tool-call modules load after the first answer (see `.._serve`)
     from anyio.abc import TaskGroup
 
-    from visiongate.engine import Gate
-    from visiongate.engine._watch import PolicyCheck
+    from visiongate.engine import Gate, PolicyCheck
 
     from .._calls import CallRouter
 
