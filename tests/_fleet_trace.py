@@ -44,8 +44,7 @@ OLD_SHA = "0" * 64
 
 def _templates() -> list[dict[str, Any]]:
     """Decided from the bundled catalog with no learned routes: never from what an earlier
-    test in the same worker left in its facts cache or state folder (the audit report test's
-    page count once read 37 where it reads 31)."""
+    test in the same worker left in its facts cache or state folder."""
     templates = []
     catalog = ModelCatalog.bundled()
     for config in CONFIGS:
