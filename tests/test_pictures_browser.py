@@ -213,7 +213,7 @@ def audit_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     write_fleet_trace(folder / "trace.jsonl", 5000)
     # The report names the trace as it was given, in every finding: given relative, the page
     # reads the same wherever the temporary folder is (`popen-gw3/`, `pytest-1035/`: 37 pages
-    # instead of 31 once the longer lines wrapped).
+    # instead of 31 once the longer lines wrapped; 21 named `trace.jsonl`).
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(folder)
         result = aggregate(expand(["trace.jsonl"]))
@@ -252,8 +252,9 @@ def test_audit_report_prints(browser: Browser, audit_page: tuple[Path, Any]) -> 
     pdf = page.print_pdf(OUTPUT / "audit-report.pdf")
     assert pdf.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
-    # 31 pages since the fleet's `native` decisions on text-only models carry issue 35's
-    # warning (a section of its own): the bound is a sanity check, not a layout.
+    # 21 pages with the trace named `trace.jsonl` (31 when it was named by a 50-character
+    # absolute path): the fleet's `native` decisions on text-only models carry issue 35's
+    # warning (a section of its own). The bound is a sanity check, not a layout.
     assert 2 <= pages <= 35, pages
     page.close()
 
