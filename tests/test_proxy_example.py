@@ -97,13 +97,14 @@ async def test_policy_edits_apply_to_the_next_call_and_a_broken_edit_keeps_the_l
     policy.write_text((POLICIES / "default.yaml").read_text())
     trace = tmp_path / "trace.jsonl"
     argv = proxy_argv(server_command(), "--policy", str(policy), "--trace", str(trace))
+    log = tmp_path / "proxy.log"  # the proxy's stderr: what it said of each policy check
     async with proxied(argv, tmp_path) as session:
-        assert images(await session.call_tool("tile", {"number": 1}))
+        assert images(await session.call_tool("tile", {"number": 1})), log.read_text()
         _replace(policy, _no_pixels_for_auto((POLICIES / "default.yaml").read_text()))
-        assert not images(await session.call_tool("tile", {"number": 2}))
+        assert not images(await session.call_tool("tile", {"number": 2})), log.read_text()
         _replace(policy, "rules: [this is not a policy")
-        assert not images(await session.call_tool("tile", {"number": 3}))
-        assert not images(await session.call_tool("tile", {"number": 4}))
+        assert not images(await session.call_tool("tile", {"number": 3})), log.read_text()
+        assert not images(await session.call_tool("tile", {"number": 4})), log.read_text()
     records = read_trace(trace)
     assert [r["lane"] for r in records] == ["native", "text", "text", "text"]
     assert records[0]["policy"]["sha256"] != records[1]["policy"]["sha256"]
