@@ -98,14 +98,15 @@ async def test_a_policy_path_that_is_no_file_never_freezes_the_session(
 async def test_a_call_waits_for_a_slow_compile_but_not_for_a_stuck_read(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Regression: under load the first compile in a proxy (0.15 s quiet) passed the read's
-    0.5 s deadline, and an edited policy missed the next call. The compile has its own."""
+    """The read has 0.5 s, the compile 10 s of its own: under load a compile (0.15 s quiet,
+    the first in a process) can pass 0.5 s, and the edit then missed the next call (the
+    suspected cause of a CI failure, not proven)."""
     import threading
     from concurrent.futures import Future
 
     from visiongate.adapters.proxy.relay._server_side import _policy_checked
     from visiongate.adapters.proxy.relay._state import POLICY_CHECK_S, POLICY_COMPILE_S
-    from visiongate.engine._watch import PolicyCheck
+    from visiongate.engine import PolicyCheck
 
     slow = PolicyCheck(Future(), Future())
     slow.read.set_result(None)

@@ -35,7 +35,7 @@ disk, a stuck mount): past it the result is routed under the policy in force."""
 POLICY_COMPILE_S: Final = 10.0
 """How long it then waits for a changed file to compile and install. Compiling is CPU work on a
 file within the loader's limits (0.15 s for the bundled policy on a quiet machine, the first
-time in a proxy; seconds on a loaded one), so an edit applies to the next call; past it the
+time in a process; more on a loaded one), so an edit applies to the next call; past it the
 result is routed under the policy in force, and the log says so."""
 FIRST_REQUEST_S: Final = 10.0
 """How long a relay whose server is gone waits for the client's first request, to answer it."""
