@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _wheel import project_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,8 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A non-editable install of this checkout (without its dependencies) in a folder."""
     target = tmp_path_factory.mktemp("site")
+    wheel = project_wheel(tmp_path_factory)
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), "."],
+        [*command, str(wheel)],
         cwd=ROOT,
         capture_output=True,
         text=True,
