@@ -3,8 +3,9 @@
 The main test environment has the 2.x SDK (the `mcp` extra). This test builds a second
 virtual environment from the package registry with `mcp<2` (the generation LangChain's MCP
 adapters still require) and this checkout's wheel, so pip itself shows the two install
-together; then runs the core's tests that build SDK models only from wire JSON, and checks that the MCP
-client, built on the 2.x API, says so in one line instead of failing deep in an import.
+together; then runs the core's tests that build SDK models only from wire JSON, and checks
+that the MCP client, built on the 2.x API, says so in one line instead of failing deep in an
+import.
 """
 
 from __future__ import annotations
