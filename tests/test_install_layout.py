@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _wheel import project_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,10 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A non-editable install of this checkout (without its dependencies) in a folder."""
     target = tmp_path_factory.mktemp("site")
-    wheel = project_wheel(tmp_path_factory)
-    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
     done = subprocess.run(
-        [*command, str(wheel)],
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), "."],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -2,10 +2,9 @@
 
 The main test environment has the 2.x SDK (the `mcp` extra). This test builds a second
 virtual environment from the package registry with `mcp<2` (the generation LangChain's MCP
-adapters still require) and this checkout's wheel, so pip itself shows the two install
-together; then runs the core's tests that build SDK models only from wire JSON, and checks
-that the MCP client, built on the 2.x API, says so in one line instead of failing deep in an
-import.
+adapters still require) and this checkout, so pip itself shows the two install together; then
+runs the core's tests that build SDK models only from wire JSON, and checks that the MCP
+client, built on the 2.x API, says so in one line instead of failing deep in an import.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from _wheel import project_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_TESTS = (
@@ -32,10 +30,7 @@ def run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProc
     )
 
 
-def test_core_runs_next_to_the_1x_sdk(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
-) -> None:
-    wheel = project_wheel(tmp_path_factory)  # built once a run (`_wheel.py`)
+def test_core_runs_next_to_the_1x_sdk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     venv = tmp_path / "venv-mcp1"
     # Without a pip of its own: seeding one costs 7 s of CPU here, and this interpreter's pip
     # installs into the venv as well (`--python`).
@@ -53,7 +48,7 @@ def test_core_runs_next_to_the_1x_sdk(
             # No bytecode for the hundreds of modules installed: the core tests import few of
             # them, and this machine runs with PYTHONDONTWRITEBYTECODE anyway.
             "--no-compile",
-            str(wheel),
+            str(ROOT),
             "mcp>=1.10,<2",
             "pytest>=8",
             "pytest-xdist>=3.6,<4",
