@@ -10,6 +10,7 @@ also has a test of its own here, on this machine's real system calls.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -70,6 +71,12 @@ print(json.dumps({"codes": codes, "path": [before, after], "rotation": rotation,
 """
 
 
+def _folder(package: str) -> str:
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations is not None, package
+    return str(spec.submodule_search_locations[0])
+
+
 def _hidden_environment(tmp_path: Path) -> dict[str, str]:
     site = tmp_path / "site"
     site.mkdir()
@@ -83,7 +90,10 @@ def _hidden_environment(tmp_path: Path) -> dict[str, str]:
         """),
         encoding="utf-8",
     )
-    roots = [str(ROOT / folder) for folder in ("engine", "adapters", "src")]
+    # Where visiongate's modules load from: the checkout's folders, or the link tree an
+    # editable install in `strict` mode makes of them.
+    packages = ("visiongate", "visiongate.engine", "visiongate.adapters")
+    roots = [_folder(package) for package in packages]
     return {
         **os.environ,
         "PYTHONPATH": str(site),
