@@ -123,36 +123,54 @@ def marked(marker: str) -> list[int]:
     return found
 
 
-def lost_by_site(said: str) -> bool:
-    """Python 3.11's `site` lost a Ctrl-C before a line of ours ran. Landing while a `.pth`
-    file's import line ran (an editable install's finder imports `pathlib`, so `ipaddress`),
-    the KeyboardInterrupt came out of a class body wrapped in `RuntimeError("Error calling
-    __set_name__ ...")`; `site` catches that as it catches any error of a `.pth` line, prints
-    it ("Error processing line 1 of ...pth", "Remainder of file ignored") and goes on. A venv's
-    `lib64` link makes `site` read the file twice, so the second reading installs the finder
-    and the proxy starts as if nothing had come (1 start in 400 with a Ctrl-C in its first
-    0.4 s; once in `.ci/run`). 3.12 no longer wraps it: the start then ends as
-    `died_starting` says. A wheel install has no such line."""
+def lost_by_python(said: str) -> bool:
+    """Python itself dropped a Ctrl-C before visiongate took the signals over (`_entry`'s first
+    lines: from then on a SIGINT is noted, not raised, and the exception our own raising
+    handler throws is `_Signalled`, which its unraisable hook keeps quiet). Two routes, both in
+    a log that shows no line of visiongate's before them:
+
+    - `site`, running a `.pth` file's import line (an editable install's finder imports
+      `pathlib`, so `ipaddress`): on 3.11 the KeyboardInterrupt comes out of a class body
+      wrapped in `RuntimeError("Error calling __set_name__ ...")`, which `site` catches as it
+      catches any error of a `.pth` line, prints ("Error processing line 1 of ...pth",
+      "Remainder of file ignored") and goes on; the venv's `lib64` link makes it read the file
+      twice, and the second reading installs the finder. 1 start in 400 with a Ctrl-C in its
+      first 0.4 s beside two CPU hogs; once in `.ci/run`. 3.12 no longer wraps it (the start
+      then dies as `died_starting` says).
+    - an import's module-lock callback, where Python prints "Exception ignored in:
+      <function _get_module_lock.<locals>.cb ...>" and the KeyboardInterrupt, and drops it
+      (1 `mcp call` in 300 signalled in its first 0.12 s beside two CPU hogs).
+    """
     blocks = [
         part.split("Remainder of file ignored")[0]
         for part in said.split("Error processing line")[1:]
     ]
-    return any("KeyboardInterrupt" in block and "_entry.py" not in block for block in blocks)
+    if any("KeyboardInterrupt" in block and "_entry.py" not in block for block in blocks):
+        return True
+    for part in said.split("Exception ignored in")[1:]:
+        lines = part.splitlines()
+        ending = next((line for line in lines[1:] if not line.startswith(" ")), "")
+        if ending.startswith("Traceback"):
+            ending = next((line for line in lines[2:] if not line.startswith(" ")), "")
+        if ending.rstrip(": ") == "KeyboardInterrupt":
+            return True
+    return False
 
 
 async def ended(
     process: asyncio.subprocess.Process, log: Path, *, python_may_lose: bool = False
 ) -> int | None:
-    """The exit code, or a failure that shows the log: a signal the proxy lost, not a timeout.
+    """The exit code, or a failure that shows the log: a signal the proxy (or `mcp call`) lost,
+    not a timeout.
 
     With `python_may_lose` (a Ctrl-C in the first second), None when Python lost it before a
-    line of ours ran (`lost_by_site`): the proxy is then sent SIGTERM, a client's next step,
+    line of ours ran (`lost_by_python`): the proxy is then sent SIGTERM, a client's next step,
     and must end by it (143, or killed by it while still starting)."""
     waiting = asyncio.ensure_future(process.wait())
     deadline = time.monotonic() + 30
     while not waiting.done() and time.monotonic() < deadline:
         await asyncio.wait({waiting}, timeout=0.25)
-        if python_may_lose and not waiting.done() and lost_by_site(log.read_text()):
+        if python_may_lose and not waiting.done() and lost_by_python(log.read_text()):
             process.terminate()
             code = await asyncio.wait_for(waiting, 30)
             assert code in (128 + signal.SIGTERM, -signal.SIGTERM), (code, log.read_text())

@@ -92,7 +92,7 @@ async def test_a_signal_while_the_server_starts_leaves_no_server(
             left[after] = found
             for pid in found:
                 os.kill(pid, signal.SIGKILL)
-        elif code is None:  # Python lost the Ctrl-C (`lost_by_site`); SIGTERM ended it
+        elif code is None:  # Python lost the Ctrl-C (`lost_by_python`); SIGTERM ended it
             pass
         elif code != -signum and not died_starting(code, home / "pids", home / "proxy.log"):
             said = (home / "proxy.log").read_text(errors="replace").strip()

@@ -23,13 +23,17 @@ def run() -> int:
     """Load the command line and run it; its exit code (130 for a Ctrl-C before the command
     handles the signals itself)."""
     try:
-        from visiongate.kernel._exit import returned, skip_teardown
-
-        skip_teardown()  # first, so that it runs after every handler of what loads below
         if sys.argv[1:2] in (["proxy"], ["mcp"]):  # they start servers: no Ctrl-C may be lost
+            # Before anything else is imported: a Ctrl-C that Python's own handler raises
+            # inside an import's module-lock callback is dropped ("Exception ignored in"), and
+            # every import before this line is one more such moment. (`_noted` and `signal`
+            # register no exit handler, so `skip_teardown` below still comes first of those.)
             from visiongate.kernel._noted import note_signals
 
             note_signals()
+        from visiongate.kernel._exit import returned, skip_teardown
+
+        skip_teardown()  # before any exit handler of what loads below, so it runs after them
         from visiongate.cli import main
 
         # Inside the `try` too: `main` loads a little more (and `proxy` defers the signals)

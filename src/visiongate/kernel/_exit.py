@@ -6,8 +6,9 @@ pydantic models), and 60 to 90 ms of a proxy's. Once the command has returned, t
 threads are joined and every `atexit` handler has run, the only things left to write are the
 standard streams' buffers: they are flushed, and the process ends with `os._exit`.
 
-`skip_teardown()` is called first thing in a process, so that its handler is registered before
-any module's and runs after all of them; `returned(code)` says the work is done. Python's own
+`skip_teardown()` is called first thing in a process (after `_noted`'s signal handlers, which
+register none), so that its handler is registered before any module's and runs after all of
+them; `returned(code)` says the work is done. Python's own
 finalization runs as before when nothing returned (an exception, `sys.exit` from deeper
 down), when a standard stream cannot be flushed (Python then reports it and exits 120, as
 always) and in development mode (`-X dev`), whose resource warnings come from the teardown.
