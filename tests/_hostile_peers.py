@@ -126,8 +126,8 @@ def marked(marker: str) -> list[int]:
 def lost_by_python(said: str) -> bool:
     """Python itself dropped a Ctrl-C before visiongate took the signals over (`_entry`'s first
     lines: from then on a SIGINT is noted, not raised, and the exception our own raising
-    handler throws is `_Signalled`, which its unraisable hook keeps quiet). Two routes, both in
-    a log that shows no line of visiongate's before them:
+    handler throws is `_Signalled`, which its unraisable hook keeps quiet, so neither report
+    below can come later). Two routes, each told by what Python prints:
 
     - `site`, running a `.pth` file's import line (an editable install's finder imports
       `pathlib`, so `ipaddress`): on 3.11 the KeyboardInterrupt comes out of a class body
@@ -148,10 +148,9 @@ def lost_by_python(said: str) -> bool:
     if any("KeyboardInterrupt" in block and "_entry.py" not in block for block in blocks):
         return True
     for part in said.split("Exception ignored in")[1:]:
-        lines = part.splitlines()
-        ending = next((line for line in lines[1:] if not line.startswith(" ")), "")
-        if ending.startswith("Traceback"):
-            ending = next((line for line in lines[2:] if not line.startswith(" ")), "")
+        # The exception's line: the first after the report's own that is not its traceback.
+        lines = part.splitlines()[1:]
+        ending = next((line for line in lines if not line.startswith((" ", "Traceback"))), "")
         if ending.rstrip(": ") == "KeyboardInterrupt":
             return True
     return False
@@ -163,17 +162,19 @@ async def ended(
     """The exit code, or a failure that shows the log: a signal the proxy (or `mcp call`) lost,
     not a timeout.
 
-    With `python_may_lose` (a Ctrl-C in the first second), None when Python lost it before a
-    line of ours ran (`lost_by_python`): the proxy is then sent SIGTERM, a client's next step,
-    and must end by it (143, or killed by it while still starting)."""
+    With `python_may_lose` (a Ctrl-C that may have come while Python started), None when
+    Python lost it before visiongate had the signals (`lost_by_python`): the command is then
+    sent SIGTERM, a client's next step, and must end by it (143, or killed by it while still
+    starting)."""
     waiting = asyncio.ensure_future(process.wait())
     deadline = time.monotonic() + 30
     while not waiting.done() and time.monotonic() < deadline:
         await asyncio.wait({waiting}, timeout=0.25)
-        if python_may_lose and not waiting.done() and lost_by_python(log.read_text()):
+        said = log.read_text(errors="replace") if python_may_lose else ""
+        if not waiting.done() and lost_by_python(said):
             process.terminate()
             code = await asyncio.wait_for(waiting, 30)
-            assert code in (128 + signal.SIGTERM, -signal.SIGTERM), (code, log.read_text())
+            assert code in (128 + signal.SIGTERM, -signal.SIGTERM), (code, said)
             return None
     if waiting.done():
         return waiting.result()

@@ -22,6 +22,7 @@ from _hostile_peers import (
     died_starting,
     ended,
     ids_answered,
+    lost_by_python,
     marked,
     no_traceback,
     read_pids,
@@ -37,6 +38,56 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# What Python wrote when it dropped a Ctrl-C (two real logs, 2026-12-03, trimmed), and what it
+# or visiongate writes when nothing was dropped.
+_DROPPED_BY_SITE = """\
+Error processing line 1 of /v/site-packages/__editable__.visiongate-0.1.0.pth:
+
+  Traceback (most recent call last):
+    File "/py/lib/python3.11/functools.py", line 972, in __set_name__
+      def __set_name__(self, owner, name):
+
+  KeyboardInterrupt
+
+  The above exception was the direct cause of the following exception:
+
+  Traceback (most recent call last):
+    File "<frozen site>", line 186, in addpackage
+    File "/py/lib/python3.11/ipaddress.py", line 1393, in <module>
+      class IPv4Interface(IPv4Address):
+  RuntimeError: Error calling __set_name__ on 'cached_property' instance 'hostmask' in 'IPv4Int...'
+
+Remainder of file ignored
+"""
+_DROPPED_IN_A_LOCK_CALLBACK = """\
+Exception ignored in: <function _get_module_lock.<locals>.cb at 0x7f0d181989a0>
+Traceback (most recent call last):
+  File "<frozen importlib._bootstrap>", line 204, in cb
+KeyboardInterrupt:\x20
+"""
+_NOT_DROPPED = {
+    "our own handler's, kept quiet by its hook": _DROPPED_IN_A_LOCK_CALLBACK.replace(
+        "KeyboardInterrupt: ", "visiongate.cli._signals._Signalled: 2"
+    ),
+    "another error of a .pth line": _DROPPED_BY_SITE.replace("KeyboardInterrupt", "OSError"),
+    "a start that died of it, after `_entry`": _DROPPED_BY_SITE.replace(
+        "<frozen site>", "/v/visiongate/_entry.py"
+    ),
+    "the command's one line": "visiongate proxy: stopped by SIGINT; the server was stopped\n",
+}
+
+
+@pytest.mark.parametrize("said", [_DROPPED_BY_SITE, _DROPPED_IN_A_LOCK_CALLBACK])
+def test_a_ctrl_c_python_dropped_is_told_from_its_log(said: str) -> None:
+    assert lost_by_python(said)
+    assert lost_by_python(f"visiongate: a notice\n{said}visiongate proxy: stopped by SIGTERM\n")
+
+
+@pytest.mark.parametrize("said", list(_NOT_DROPPED.values()), ids=list(_NOT_DROPPED))
+def test_nothing_else_is_taken_for_a_dropped_ctrl_c(said: str) -> None:
+    assert not lost_by_python(said)
 
 
 # -- processes killed -----------------------------------------------------------------------
