@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import _warm
 import pytest
 from _cpu import measured
 from _leftovers import mark_this_process, stop_leftovers
@@ -83,6 +84,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A module that starts warm servers (`_warm`) gets its process's fork server first, before
+    its fixtures: the fast subset never starts one."""
+    module = getattr(item, "module", None)
+    if module is not None and _warm.wanted_by(module):
+        _warm.start()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
     """CPU seconds per test, children included, when `VISIONGATE_TEST_CPU` names a file."""
@@ -124,6 +134,7 @@ def _no_test_server_left_running() -> Iterator[None]:
     written; reported, then killed)."""
     token = mark_this_process()
     yield
+    _warm.stop()  # the fork server holds the token too; a server it started still counts
     left = stop_leftovers(token)
     assert not left, f"test servers left running by this session (killed now): {left}"
 

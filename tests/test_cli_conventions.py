@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from _cli_helpers import FACTS, POLICIES, ROOT, TARGET, json_output, run
+from _warm import server_command
 
-from visiongate.adapters.mcp.example_server import screenshot_png, server_command
+from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import COMMANDS, EXIT_CODES
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from _cli_helpers import FACTS, POLICIES, TARGET, json_output, run, validate_output
+from _warm import server_command
 
 from visiongate._schemas import SCHEMA_VERSIONS, load_schema
-from visiongate.adapters.mcp.example_server import screenshot_png, server_command
+from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.engine.facts._routes import LearnedRoute, RouteOverlay
 
 LINT_DATA = Path(__file__).parent / "data" / "lint"

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _warm import server_command
 
-from visiongate.adapters.mcp.example_server import gallery_images, screenshot_png, server_command
+from visiongate.adapters.mcp.example_server import gallery_images, screenshot_png
 from visiongate.cli import main
 
 TARGET = ["--provider", "anthropic", "--model", "claude-sonnet-4-5"]

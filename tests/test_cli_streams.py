@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from _cli_helpers import FACTS, POLICIES, ROOT, TARGET, environment, no_traceback, run_process
+from _warm import server_command
 
-from visiongate.adapters.mcp.example_server import screenshot_png, server_command
+from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import main
 from visiongate.engine import Gate
 

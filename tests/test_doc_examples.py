@@ -36,6 +36,7 @@ from _doc_blocks import (
     workflow_commands,
 )
 from _routing_helpers import VisionEndpoint, aux_config
+from _warm import server_command
 
 from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import main
@@ -397,7 +398,6 @@ async def _in_session(example: Any) -> dict[str, Any]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from visiongate.adapters import Router
-    from visiongate.adapters.mcp.example_server import server_command
 
     router = Router(Gate.load(routes=False))
     p, m = "openai", "gpt-5"
@@ -422,8 +422,6 @@ async def _in_session(example: Any) -> dict[str, Any]:
 async def _with_result(example: Any) -> dict[str, Any]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    from visiongate.adapters.mcp.example_server import server_command
 
     command = server_command()
     server = StdioServerParameters(command=command[0], args=command[1:])

@@ -28,8 +28,9 @@ from _cli_helpers import (
     run,
     run_process,
 )
+from _warm import server_command
 
-from visiongate.adapters.mcp.example_server import screenshot_png, server_command
+from visiongate.adapters.mcp.example_server import screenshot_png
 from visiongate.cli import COMMANDS, EXIT_CODES, main
 from visiongate.engine import Gate
 

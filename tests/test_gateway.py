@@ -28,9 +28,8 @@ from _gateway_helpers import (
     wait_until,
 )
 from _proxy_helpers import proxied, proxy_argv, read_trace
+from _warm import server_command
 from mcp.types import ImageContent, TextContent
-
-from visiongate.adapters.mcp.example_server import server_command
 
 pytestmark = pytest.mark.anyio
 SERVER = "example_server"

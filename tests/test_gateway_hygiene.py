@@ -21,9 +21,10 @@ from _gateway_helpers import (
     running,
     wait_until,
 )
+from _warm import server_command
 from test_gateway_lifecycle import Background, _call
 
-from visiongate.adapters.mcp.example_server import MODULE, server_command
+from visiongate.adapters.mcp.example_server import MODULE
 
 pytestmark = pytest.mark.slow
 TOKEN = "a-token-for-the-hygiene-tests-0123"

@@ -21,9 +21,9 @@ from _gateway_helpers import (
     start_gateway,
     wait_until,
 )
+from _warm import server_command
 
 from visiongate.adapters.gateway._leftovers import OWNER, UNOWNED_AFTER, claim, release, sweep
-from visiongate.adapters.mcp.example_server import server_command
 
 _HOLD = """
 import sys, time

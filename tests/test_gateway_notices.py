@@ -13,8 +13,7 @@ from pathlib import Path
 
 import httpx2
 from _gateway_helpers import gateway_argv, raw_initialize, running, wait_until
-
-from visiongate.adapters.mcp.example_server import server_command
+from _warm import server_command
 
 MISSPELT = {"X-Visiongate-Provider": "openruter", "X-Visiongate-Model": "x-ai/grok-4"}
 SAID = (

@@ -28,9 +28,8 @@ from _gateway_helpers import (
     wait_until,
 )
 from _proxy_helpers import SeenHeaders, example_over_http, proxy_env, read_trace
+from _warm import server_command
 from mcp.types import TextContent
-
-from visiongate.adapters.mcp.example_server import server_command
 
 pytestmark = pytest.mark.anyio
 CORNER = {"left": 0, "top": 0, "width": 320, "height": 120}

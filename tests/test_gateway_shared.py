@@ -32,9 +32,10 @@ from _gateway_helpers import (
     wait_until,
 )
 from _proxy_helpers import HOSTILE, everything_command, read_trace
+from _warm import server_command
 from mcp.types import CallToolResult, CreateMessageResult, TextContent
 
-from visiongate.adapters.mcp.example_server import MODULE, server_command
+from visiongate.adapters.mcp.example_server import MODULE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 CORNER = {"left": 0, "top": 0, "width": 320, "height": 120}

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from _hostile_http import HostileEndpoint, assert_no_key, hostile_endpoint
-from _hostile_mcp import server_command
 from _routing_helpers import make_router, without_proxies
+from _warm import hostile_command as server_command
 from test_sanitize_media import reads_a_media_line
 
 from visiongate.adapters import call_and_route

@@ -26,17 +26,13 @@ from _routing_helpers import (
     aux_config,
     make_router,
 )
+from _warm import server_command
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 from visiongate.adapters._router import Router
 from visiongate.adapters.images import _batch as _image_batch
-from visiongate.adapters.mcp.example_server import (
-    ENGLAND_FLAG,
-    screenshot_png,
-    server_command,
-    tile_png,
-)
+from visiongate.adapters.mcp.example_server import ENGLAND_FLAG, screenshot_png, tile_png
 from visiongate.adapters.payloads._render import API_NAMES
 
 pytestmark = pytest.mark.anyio

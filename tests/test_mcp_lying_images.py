@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _hostile_mcp import server_command
 from _lying_images import INJECTION, LyingImage, lying_images
 from _routing_helpers import make_router
+from _warm import hostile_command as server_command
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from visiongate.adapters._router import Router

@@ -16,9 +16,8 @@ import pytest
 import yaml
 from _proxy_helpers import proxied, proxy_argv, read_trace
 from _routing_helpers import loopback_server, without_proxies
+from _warm import server_command
 from mcp.types import ImageContent
-
-from visiongate.adapters.mcp.example_server import server_command
 
 pytestmark = pytest.mark.anyio
 DEEP = b"[" * 100_000 + b"]" * 100_000

@@ -12,9 +12,10 @@ import yaml
 from _cli_helpers import validate_output
 from _proxy_helpers import TEXT_ONLY, VISION, proxied, proxy_argv, read_trace
 from _routing_helpers import DESCRIPTION, VisionEndpoint, aux_config
+from _warm import server_command
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from visiongate.adapters.mcp.example_server import server_command
+from visiongate.adapters.mcp import example_server
 
 pytestmark = pytest.mark.anyio
 POLICIES = Path(__file__).resolve().parent.parent / "policies"
@@ -40,7 +41,8 @@ def images(result: CallToolResult) -> list[ImageContent]:
 async def test_vision_route_gets_pixels_and_text_route_gets_paths(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     for target, name in ((VISION, "vision"), (TEXT_ONLY, "text")):
-        argv = proxy_argv(server_command(), "--trace", str(trace), target=target)
+        # the example server's own command (not `_warm`'s stand-in): the record names it
+        argv = proxy_argv(example_server.server_command(), "--trace", str(trace), target=target)
         async with proxied(argv, tmp_path) as session:
             shot = await session.call_tool("screenshot", {})
             gallery = await session.call_tool("gallery", {})

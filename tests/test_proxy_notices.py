@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from _proxy_helpers import proxy_argv, proxy_env
-
-from visiongate.adapters.mcp.example_server import server_command
+from _warm import server_command
 
 
 def proxy_stderr(home: Path, *options: str, target: tuple[str, ...]) -> str:
