@@ -111,6 +111,9 @@ MODULES: Final = ("visiongate.adapters.mcp.example_server",)
 SCRIPTS: Final = (TESTS / "_hostile_mcp.py",)
 """Servers run as `python SCRIPT` (their folder first on `sys.path`)."""
 
+SUPPORTED: Final = hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+"""Linux (a pidfd tells a child its stand-in is gone): elsewhere the real commands are used."""
+
 _server: dict[str, Any] = {}
 
 
@@ -122,6 +125,8 @@ def server_command(real: list[str] | None = None) -> list[str]:
         real = example()
     if _program(real) is None:
         raise ValueError(f"not a server the fork server holds: {real}")
+    if not SUPPORTED:
+        return real
     if "socket" not in _server:
         folder = tempfile.mkdtemp(prefix="vg-warm-")
         _server["socket"] = os.path.join(folder, "socket")
@@ -155,7 +160,7 @@ def wanted_by(module: object) -> bool:
 
 def start() -> None:
     """Start this process's fork server, once (the slow tests' setup calls it)."""
-    if "process" in _server:
+    if "process" in _server or not SUPPORTED:
         return
     server_command()  # picks the socket's path
     os.makedirs(os.path.dirname(_server["socket"]), mode=0o700, exist_ok=True)

@@ -16,6 +16,8 @@ from _warm import hostile_command, server_command
 
 from visiongate.adapters.mcp import example_server
 
+pytestmark = pytest.mark.skipif(not _warm.SUPPORTED, reason="warm servers are Linux's only")
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
