@@ -169,11 +169,13 @@ def start() -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
     )
-    _server["process"] = process
     assert process.stdout is not None
     if process.stdout.readline() != b"ready\n":
+        process.kill()
         process.wait()
+        process.stdout.close()
         raise RuntimeError(f"the fork server did not start (exit {process.returncode})")
+    _server["process"] = process
 
 
 def stop() -> None:
@@ -252,17 +254,21 @@ def _serve(path: str, parent: int) -> dict[str, Any] | None:
 
 
 def _read_request(connection: socket.socket) -> dict[str, Any] | None:
+    """A stand-in's request and its three streams, or None (what came is closed)."""
     connection.settimeout(10)
+    fds: list[int] = []
     try:
         data, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
-        while fds and not data.endswith(b"\n"):
+        while not data.endswith(b"\n"):
             more = connection.recv(1 << 20)
             if not more:
-                break
+                raise ValueError("the request ended early")
             data += more
         request: dict[str, Any] = json.loads(data)
+        if len(fds) != 3:
+            raise ValueError("a request comes with three streams")
     except (OSError, ValueError):
-        for descriptor in locals().get("fds", ()):
+        for descriptor in fds:
             os.close(descriptor)
         return None
     request["fds"] = fds
