@@ -12,22 +12,12 @@ from pathlib import Path
 
 import _warm
 import pytest
+from _proxy_helpers import INITIALIZE
 from _warm import hostile_command, server_command
 
 from visiongate.adapters.mcp import example_server
 
 pytestmark = pytest.mark.skipif(not _warm.SUPPORTED, reason="warm servers are Linux's only")
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test_warm", "version": "1"},
-    },
-}
 
 
 def forked() -> list[int]:
