@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import _warm
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -56,6 +57,15 @@ and imports nothing: what an import budget or a start-up figure measures against
 
 def proxy_argv(server: Sequence[str], *options: str, target: Sequence[str] = VISION) -> list[str]:
     return [sys.executable, "-m", "visiongate", "proxy", *target, *options, "--", *server]
+
+
+@_warm.hands_out
+def warm_proxy_argv(
+    server: Sequence[str], *options: str, target: Sequence[str] = VISION
+) -> list[str]:
+    """`proxy_argv`, as the command of a warm stand-in (`_warm`): for the tests of what a proxy
+    does in a session, not of how it starts or ends (its imports, signals, process group)."""
+    return _warm.server_command(proxy_argv(server, *options, target=target))
 
 
 def proxy_env(home: Path) -> dict[str, str]:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from _proxy_helpers import proxied, proxy_argv, read_trace
+from _proxy_helpers import proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from _routing_helpers import loopback_server, without_proxies
 from _warm import server_command
 from mcp.types import ImageContent

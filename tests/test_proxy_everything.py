@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from _proxy_helpers import RawClient, everything_command, proxied, proxy_argv, read_trace
+from _proxy_helpers import RawClient, everything_command, proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp import ClientSession
 from mcp.types import (
     CallToolResult,

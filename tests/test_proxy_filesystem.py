@@ -34,9 +34,11 @@ from _proxy_helpers import (
     VISION,
     filesystem_command,
     proxied,
-    proxy_argv,
     proxy_env,
     read_trace,
+)
+from _proxy_helpers import (
+    warm_proxy_argv as proxy_argv,
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, ImageContent, TextContent

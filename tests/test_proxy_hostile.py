@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 import pytest
-from _proxy_helpers import HOSTILE, RawClient, proxied, proxy_argv, read_trace
+from _proxy_helpers import HOSTILE, RawClient, proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp import ClientSession, MCPError
 from mcp.types import ElicitResult, ImageContent, TextContent
 

@@ -26,7 +26,8 @@ from _hostile_peers import (
     session,
     the_slow_call_is_answered_once,
 )
-from _proxy_helpers import RawClient, proxy_argv
+from _proxy_helpers import RawClient
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 
 pytestmark = pytest.mark.anyio
 NESTED = 100_000

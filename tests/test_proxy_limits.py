@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _proxy_helpers import HOSTILE, RawClient, proxy_argv, read_trace
+from _proxy_helpers import HOSTILE, RawClient, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp.types import CallToolResult
 from PIL import Image
 

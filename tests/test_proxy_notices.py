@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _proxy_helpers import proxy_argv, proxy_env
+from _proxy_helpers import proxy_env
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from _warm import server_command
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from _browser import find_chromium
-from _proxy_helpers import TEXT_ONLY, VISION, playwright_command, proxied, proxy_argv, read_trace
+from _proxy_helpers import TEXT_ONLY, VISION, playwright_command, proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp.types import ImageContent, TextContent
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _proxy_helpers import TEXT_ONLY, VISION, proxied, proxy_argv, read_trace
+from _proxy_helpers import TEXT_ONLY, VISION, proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp.types import BlobResourceContents, TextResourceContents
 from PIL import Image
 

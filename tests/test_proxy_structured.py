@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _proxy_helpers import TEXT_ONLY, VISION, proxied, proxy_argv, read_trace
+from _proxy_helpers import TEXT_ONLY, VISION, proxied, read_trace
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp import ClientSession
 from mcp.types import CallToolResult, ImageContent, TextContent
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from _cli_helpers import run
-from _proxy_helpers import RawClient, filesystem_command, proxy_argv
+from _proxy_helpers import RawClient, filesystem_command
+from _proxy_helpers import warm_proxy_argv as proxy_argv
 
 from visiongate.adapters.proxy._jsonrpc import id_key
 from visiongate.adapters.proxy._own import OwnRequests

@@ -4,6 +4,7 @@ streams, and starts, ends and dies as that server would (issue 38)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import _warm
 import pytest
-from _proxy_helpers import INITIALIZE
+from _proxy_helpers import INITIALIZE, proxy_env, warm_proxy_argv
 from _warm import hostile_command, server_command
 
 from visiongate.adapters.mcp import example_server
@@ -113,3 +114,68 @@ def test_only_the_servers_it_holds_get_a_stand_in() -> None:
         "module",
         example_server.MODULE,
     )
+
+
+def test_a_warm_proxy_is_the_proxy_forked_warm(tmp_path: Path) -> None:
+    _warm.start()
+    before = forked()
+    argv = warm_proxy_argv(server_command(), "--trace", str(tmp_path / "trace.jsonl"))
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=proxy_env(tmp_path)
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        assert answer["result"]["serverInfo"]["name"] == "visiongate-example"
+        assert len(set(forked()) - set(before)) == 2  # the proxy, and the server behind it
+        process.stdin.close()
+        assert process.wait(timeout=20) == 0
+    finally:
+        stopped(process)
+
+
+def test_an_interpreter_setting_of_its_own_gets_the_real_command(tmp_path: Path) -> None:
+    """`PYTHONPATH` (or any start-up setting the fork server did not start with) is read as
+    the interpreter starts: a forked child could not honour it, so the real command runs."""
+    _warm.start()
+    command = server_command()
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["result"]
+        cmdline = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        assert [part.decode() for part in cmdline] == command[command.index("--") + 1 :]
+    finally:
+        stopped(process)
+
+
+def test_a_child_runs_the_exit_handlers_of_its_imports_before_leaving() -> None:
+    """As in a real process, `skip_teardown`'s exit (registered before the program's imports)
+    comes after the exit handlers those imports registered, though the fork server made them."""
+    script = """
+import atexit, sys
+sys.path.insert(0, sys.argv[1])
+import _warm_server
+_warm_server._exit_handlers.append((print, ("an import's exit handler ran",), {}))
+_warm_server._exit_in_order()
+from visiongate.kernel._exit import returned, skip_teardown
+skip_teardown()
+returned(0)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(Path(_warm.__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "an import's exit handler ran\n"), done.stderr
