@@ -156,17 +156,18 @@ def hostile_command() -> list[str]:
     return server_command([sys.executable, str(SCRIPTS[0])])
 
 
-def _program(argv: list[str]) -> tuple[str, str] | None:
-    """("module", name) or ("script", path) for a command the fork server can run, or None."""
+def _program(argv: list[str]) -> tuple[str, str, list[str]] | None:
+    """("module", name, arguments) or ("script", path, arguments) for a command the fork
+    server can run, or None."""
     if not argv or argv[0] != sys.executable:
         return None
     rest = argv[1:]
     if rest[:1] == ["-P"]:
         rest = rest[1:]
     if rest[:1] == ["-m"] and rest[1:2] and rest[1] in MODULES:
-        return ("module", rest[1])
+        return ("module", rest[1], rest[2:])
     if rest[:1] and Path(rest[0]).resolve() in SCRIPTS:
-        return ("script", str(Path(rest[0]).resolve()))
+        return ("script", str(Path(rest[0]).resolve()), rest[1:])
     return None
 
 

@@ -39,6 +39,7 @@ _exit_handlers: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
 def _serve(path: str, parent: int) -> dict[str, Any] | None:
     """The fork server's loop; returns a request only in a child, which then runs it."""
     _preload()
+    own = _settings(os.environ)
     assert threading.active_count() == 1, "a fork server forks with one thread only"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -71,7 +72,7 @@ def _serve(path: str, parent: int) -> dict[str, Any] | None:
             if request is None:
                 connection.close()
                 continue
-            if _settings(request["env"]) != _settings(os.environ):
+            if _settings(request["env"]) != own:
                 for descriptor in request["fds"]:
                     os.close(descriptor)
                 with contextlib.suppress(OSError):
@@ -108,7 +109,7 @@ def _preload() -> None:
     atexit.register = noted
     sys.path.insert(0, str(TESTS))
     try:
-        for module in (MODULES[0], *PRELOADED, *(script.stem for script in SCRIPTS)):
+        for module in (*MODULES, *PRELOADED, *(script.stem for script in SCRIPTS)):
             importlib.import_module(module)
     finally:
         atexit.register = register
@@ -198,8 +199,9 @@ def _become(request: dict[str, Any]) -> tuple[str, str]:
     _die_with(request["pid"])
     program = _program(request["argv"])
     assert program is not None  # the test process only hands out commands it holds
-    sys.argv = [program[1] if program[0] == "script" else "-m", *_arguments(request["argv"])]
-    return program
+    kind, target, arguments = program
+    sys.argv = [target if kind == "script" else "-m", *arguments]
+    return kind, target
 
 
 def _exit_in_order() -> None:
@@ -221,13 +223,6 @@ def _exit_in_order() -> None:
             atexit.register(function, *args, **kwargs)
 
     _exit.skip_teardown = registered_first  # type: ignore[assignment]
-
-
-def _arguments(argv: list[str]) -> list[str]:
-    rest = argv[1:]
-    if rest[:1] == ["-P"]:
-        rest = rest[1:]
-    return rest[2:] if rest[:1] == ["-m"] else rest[1:]
 
 
 def _die_with(pid: int) -> None:

@@ -113,6 +113,7 @@ def test_only_the_servers_it_holds_get_a_stand_in() -> None:
     assert _warm._program([sys.executable, "-m", example_server.MODULE, "--x"]) == (
         "module",
         example_server.MODULE,
+        ["--x"],
     )
 
 
