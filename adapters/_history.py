@@ -27,7 +27,6 @@ before the first replacement is byte-identical once serialized.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -116,9 +115,10 @@ def _replace_repeats(slots: Sequence[Slot], limit: int | None, notes: _Notes, ed
     seen: Counter[str] = Counter()
     replaced = 0
     for slot in slots:
-        seen[slot.key] += 1
-        if seen[slot.key] > limit:
-            slot.replace(notes.repeated(slot, seen[slot.key] - 1), edits)
+        key = slot.key
+        seen[key] += 1
+        if seen[key] > limit:
+            slot.replace(notes.repeated(slot, seen[key] - 1), edits)
             replaced += 1
     return replaced
 
@@ -156,12 +156,14 @@ class _Notes:
         return f"{note}{ask_tool(self._image_tool, 'it again')}]\n" + media_line(path)
 
     def _path(self, slot: Slot) -> str | None:
-        raw = slot.raw_bytes()
-        if self._cache is None or raw is None:
+        digest = slot.sha256
+        if self._cache is None or digest is None:
             return None
-        found = self._cache.find(hashlib.sha256(raw).hexdigest())
+        found = self._cache.find(digest)
         if found is not None:
             return str(found)
+        raw = slot.raw_bytes()
+        assert raw is not None  # a digest is of raw bytes
         sniffed = sniff_media_type(raw)
         if extension_for(sniffed) == UNKNOWN_EXTENSION:
             return None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,8 +61,10 @@ class Slot:
     replace: Replace
     """Replace the image by a note (on the copy)."""
 
-    @property
+    @functools.cached_property
     def sha256(self) -> str | None:
+        """Computed once: a history pass asks for it per repeat count and per note (the
+        base64 decode of a screenshot costs more than the rest of the pass)."""
         raw = self.raw_bytes()
         return hashlib.sha256(raw).hexdigest() if raw is not None else None
 
