@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -82,6 +83,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow(reason=reason))
         if item.get_closest_marker("xdist_group") is None and (group := xdist_group(item)):
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """No garbage collection while the suite is collected (see below)."""
+    gc.disable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, the SDK, Pillow, the parametrized cases) lives
+    as long as the test process: frozen (`gc.freeze`, after a collection without the
+    collector: 0.7 s of CPU a worker went to it), Python's full collections stop walking it.
+    They did about a hundred times a worker, a third of the CPU of the fuzzing and history
+    tests (38.8 s of CPU for four of those files, 26.9 s frozen); what a test makes is still
+    collected as before, in batches of 10,000 new objects rather than 700 (a tenth of the
+    young collections; 3.2 s of CPU less in six such files, 45.2 s before)."""
+    gc.freeze()
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
+    gc.enable()
 
 
 @pytest.hookimpl(tryfirst=True)
