@@ -31,6 +31,7 @@ from _gateway_helpers import (
     start_gateway,
     wait_until,
 )
+from _hostile_proxy import STARTED
 from _proxy_helpers import HOSTILE, everything_command, read_trace
 from _warm import server_command
 from mcp.types import CallToolResult, CreateMessageResult, TextContent
@@ -200,7 +201,11 @@ def test_sigterm_drains_the_calls_in_flight_and_stops_the_one_server(tmp_path: P
                 await session.open()
             assert len(children(pid, "_hostile_proxy")) == 1
             slow = [asyncio.ensure_future(s.call(5, "slow", {"seconds": 2})) for s in sessions]
-            await asyncio.sleep(0.5)
+            # The three calls at the server (its line, relayed to the gateway's log), not a
+            # fixed 0.5 s: under CI's load a call could still be on its way at the SIGTERM.
+            deadline = time.monotonic() + 20
+            while gateway.text().count(STARTED) < 3 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
             gateway.process.send_signal(signal.SIGTERM)
             return list(await asyncio.gather(*slow))
 
