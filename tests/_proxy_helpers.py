@@ -13,12 +13,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import _warm
+import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -228,6 +229,14 @@ def wait_for_port(port: int, seconds: float = 60) -> bool:
                 return True
         time.sleep(0.05)
     return False
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 15) -> None:
+    """Wait, without blocking the event loop, until `check()` holds (TimeoutError after
+    `seconds`)."""
+    with anyio.fail_after(seconds):
+        while not check():
+            await anyio.sleep(0.1)
 
 
 class SeenHeaders:

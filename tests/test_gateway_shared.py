@@ -32,7 +32,7 @@ from _gateway_helpers import (
     wait_until,
 )
 from _hostile_proxy import STARTED
-from _proxy_helpers import HOSTILE, everything_command, read_trace
+from _proxy_helpers import HOSTILE, eventually, everything_command, read_trace
 from _warm import server_command
 from mcp.types import CallToolResult, CreateMessageResult, TextContent
 
@@ -203,9 +203,7 @@ def test_sigterm_drains_the_calls_in_flight_and_stops_the_one_server(tmp_path: P
             slow = [asyncio.ensure_future(s.call(5, "slow", {"seconds": 2})) for s in sessions]
             # The three calls at the server (its line, relayed to the gateway's log), not a
             # fixed 0.5 s: under CI's load a call could still be on its way at the SIGTERM.
-            deadline = time.monotonic() + 20
-            while gateway.text().count(STARTED) < 3 and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
+            await eventually(lambda: gateway.text().count(STARTED) >= 3, 20)
             gateway.process.send_signal(signal.SIGTERM)
             return list(await asyncio.gather(*slow))
 

@@ -12,9 +12,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from _proxy_helpers import RawClient, everything_command, proxied, read_trace
+from _proxy_helpers import RawClient, eventually, everything_command, proxied, read_trace
 from _proxy_helpers import warm_proxy_argv as proxy_argv
 from mcp import ClientSession
 from mcp.types import (
@@ -96,12 +95,6 @@ async def session(anyio_backend: str, home: Path, client: Client) -> AsyncIterat
 
 def text(result: CallToolResult) -> str:
     return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-
-
-async def eventually(check: Callable[[], bool], seconds: float = 15) -> None:
-    with anyio.fail_after(seconds):
-        while not check():
-            await anyio.sleep(0.1)
 
 
 # tool -> (arguments, what the client must get)
